@@ -1,0 +1,76 @@
+/* tkc/base.h — status codes, scalar dtypes and error reporting shared by every tkc header.
+ *
+ * Thread safety: tkc_last_error() is thread-local; everything here may be called from any thread. */
+#ifndef TKC_BASE_H
+#define TKC_BASE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(_WIN32)
+#define TKC_API __declspec(dllexport)
+#else
+#define TKC_API __attribute__((visibility("default")))
+#endif
+
+#define TKC_VERSION_MAJOR 0
+#define TKC_VERSION_MINOR 1
+#define TKC_VERSION_PATCH 0
+
+/* Every fallible function returns a tkc_status (TKC_OK == 0) or a pointer that is NULL on failure;
+ * the reason is then in tkc_last_error(). */
+typedef enum tkc_status {
+  TKC_OK = 0,
+  TKC_EINVAL,       /* a bad argument: NULL, out of range, malformed text */
+  TKC_ESHAPE,       /* shapes that do not fit together */
+  TKC_EDTYPE,       /* a dtype the operation does not accept */
+  TKC_ENOMEM,       /* an allocation failed */
+  TKC_EDEVICE,      /* unknown or unavailable device */
+  TKC_ECOMPILE,     /* generated source did not compile */
+  TKC_EUNSUPPORTED, /* the op/dtype cannot be expressed on this backend */
+  TKC_ERUNTIME,     /* a device runtime call failed */
+  TKC_EINTERNAL     /* a bug in tkc: please report it */
+} tkc_status;
+
+/* Scalar element types, ordered by tinygrad's promotion priority. TKC_VOID is the type of
+ * UOps that produce no value (SINK, STORE, ...); tensors never have it. */
+typedef enum tkc_dtype {
+  TKC_BOOL = 0,
+  TKC_INT8,
+  TKC_UINT8,
+  TKC_INT16,
+  TKC_UINT16,
+  TKC_INT32,
+  TKC_UINT32,
+  TKC_INT64,
+  TKC_UINT64,
+  TKC_FLOAT16,
+  TKC_BFLOAT16,
+  TKC_FLOAT32,
+  TKC_FLOAT64,
+  TKC_VOID,
+  TKC_NDTYPES
+} tkc_dtype;
+
+/* The message of the last failure on this thread ("" when none). The string stays valid until
+ * the next failing tkc call on the same thread. */
+TKC_API const char *tkc_last_error(void);
+/* The status of the last failure on this thread (TKC_OK when none). */
+TKC_API tkc_status tkc_last_status(void);
+/* Forget the last failure on this thread. */
+TKC_API void tkc_clear_error(void);
+/* A static description of a status code; never NULL. */
+TKC_API const char *tkc_status_str(tkc_status s);
+/* "MAJOR.MINOR.PATCH"; static. */
+TKC_API const char *tkc_version(void);
+/* Frees memory that tkc handed to the caller (strings from *_str / *_source functions). NULL is a no-op. */
+TKC_API void tkc_free(void *p);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
