@@ -1,0 +1,87 @@
+# Makefile — a thin wrapper over CMake (GNU make). The real build lives in CMakeLists.txt.
+#
+#   make            same as `make build`
+#   make run        build, then run build/quickstart
+#   make test       build, then run every test suite with ctest
+#   make bench      build, then run every build/bench_* (JSON lines on stdout; build log on stderr)
+#   make asan       configure build-asan with -fsanitize=address,undefined and run the suite there
+#   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
+#   make clean      remove the build directories
+#
+# A build directory is configured once. `CC=clang make test` (or `make CC=clang test`) uses that
+# compiler; giving a different CC than the one a build directory was configured with wipes and
+# reconfigures that directory. Other CMake options: `make CMAKE_ARGS='-DTKC_WERROR=OFF'`
+# (applied when a directory is configured: run `make clean` first to change them).
+
+BUILD_DIR  ?= build
+ASAN_DIR   ?= build-asan
+CMAKE      ?= cmake
+CTEST      ?= ctest
+CMAKE_ARGS ?=
+JOBS       ?= $(shell nproc 2>/dev/null || getconf _NPROCESSORS_ONLN 2>/dev/null || echo 2)
+CTEST_JOBS ?= 2
+
+# Pass CC to CMake only when the user gave one (make's built-in default is "cc").
+ifeq ($(origin CC),default)
+CC_WANT :=
+else
+CC_WANT := $(CC)
+endif
+CC_FLAG := $(if $(CC_WANT),-DCMAKE_C_COMPILER=$(CC_WANT))
+
+# cmake --build runs its own make: keep ours (jobserver, -w, -n) out of its environment.
+CMAKE_BUILD := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CMAKE) --build
+
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
+.DEFAULT_GOAL := build
+.PHONY: all deps build test run bench asan clean
+
+all: build
+
+deps:
+	@scripts/install-deps.sh
+
+# $(call configure,DIR,EXTRA_CMAKE_ARGS): configure DIR unless it already was (with this CC).
+# The stamp DIR/.tkc-configured is written only after a successful configure and holds CC.
+define configure
+	@if [ -f $(1)/.tkc-configured ] && [ -n "$(CC_WANT)" ] && \
+	    [ "$$(cat $(1)/.tkc-configured)" != "$(CC_WANT)" ]; then \
+	  echo "make: CC changed to '$(CC_WANT)': reconfiguring $(1)"; rm -rf $(1); \
+	fi
+	@if [ ! -f $(1)/.tkc-configured ]; then \
+	  echo '$(strip $(CMAKE) -S . -B $(1) $(2) $(CC_FLAG) $(CMAKE_ARGS))'; \
+	  $(CMAKE) -S . -B $(1) $(2) $(CC_FLAG) $(CMAKE_ARGS) && \
+	  printf '%s\n' "$(CC_WANT)" > $(1)/.tkc-configured; \
+	fi
+endef
+
+build: deps
+	$(call configure,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	$(CMAKE_BUILD) $(BUILD_DIR) -j$(JOBS)
+
+test: build
+	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
+
+run: build
+	./$(BUILD_DIR)/quickstart
+
+# Everything but the benchmarks' own output goes to stderr, so `make -s bench > out.jsonl` works.
+bench:
+	@$(MAKE) --no-print-directory build >&2
+	@found=0; failed=0; \
+	for b in $(BUILD_DIR)/bench_*; do \
+	  [ -f "$$b" ] && [ -x "$$b" ] || continue; \
+	  found=1; echo "== $$b" >&2; \
+	  "$$b" || { echo "make: $$b failed" >&2; failed=1; }; \
+	done; \
+	[ $$found = 1 ] || echo "make: no benchmarks built ($(BUILD_DIR)/bench_*)" >&2; \
+	exit $$failed
+
+asan: deps
+	$(call configure,$(ASAN_DIR),-DTKC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+	$(CMAKE_BUILD) $(ASAN_DIR) -j$(JOBS)
+	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
+
+clean:
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-clang

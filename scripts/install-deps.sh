@@ -1,0 +1,93 @@
+#!/usr/bin/env bash
+# scripts/install-deps.sh — install the Debian/Ubuntu packages tkc needs to build and test.
+#
+# Idempotent and cheap: every package is checked with dpkg-query first, so on a machine that
+# already has everything this makes no apt call at all. Missing packages are installed with one
+# `apt-get update` and one `apt-get install`, through sudo when not run as root.
+#
+# Knobs:
+#   TKC_NO_DEPS=1   do nothing (for machines where you manage packages yourself)
+#
+# Exit status: 0 when everything is present afterwards, non-zero (with a message) otherwise.
+set -euo pipefail
+
+# Packages to have installed. To add one (e.g. llvm-16-dev, ptxas via nvidia-cuda-toolkit),
+# append it here; on systems without dpkg the tool probes below are used instead.
+PACKAGES=(
+  cmake
+  make
+  gcc
+  clang
+  pkg-config
+  libcmocka-dev
+  libffi-dev
+  python3
+)
+
+# Non-Debian fallback: a command that proves a package is present. Packages not listed here
+# (libraries) are left for CMake to report.
+declare -A PROBE_CMD=(
+  [cmake]=cmake [make]=make [gcc]=gcc [clang]=clang [pkg-config]=pkg-config [python3]=python3
+)
+
+say() { printf 'install-deps: %s\n' "$*"; }
+die() { printf 'install-deps: error: %s\n' "$*" >&2; exit 1; }
+
+if [[ "${TKC_NO_DEPS:-}" == 1 ]]; then
+  exit 0
+fi
+
+is_installed() {
+  local status
+  status=$(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) || return 1
+  [[ "$status" == *"install ok installed"* ]]   # several lines for multi-arch packages
+}
+
+# --- systems without dpkg/apt: check what we can, never try to install -----------------------
+if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
+  missing=()
+  for pkg in "${PACKAGES[@]}"; do
+    cmd=${PROBE_CMD[$pkg]:-}
+    if [[ -n "$cmd" ]] && ! command -v "$cmd" >/dev/null 2>&1; then
+      missing+=("$pkg")
+    fi
+  done
+  if ((${#missing[@]})); then
+    die "not a Debian/Ubuntu system (no apt-get); please install: ${missing[*]} (and the cmocka and libffi development files)"
+  fi
+  exit 0
+fi
+
+# --- Debian/Ubuntu ------------------------------------------------------------------------
+missing=()
+for pkg in "${PACKAGES[@]}"; do
+  is_installed "$pkg" || missing+=("$pkg")
+done
+((${#missing[@]})) || exit 0
+
+SUDO=()
+if [[ "$(id -u)" -ne 0 ]]; then
+  if command -v sudo >/dev/null 2>&1; then
+    SUDO=(sudo)
+  else
+    die "missing packages: ${missing[*]}; not root and no sudo. Run as root: apt-get install ${missing[*]}"
+  fi
+fi
+
+for pkg in "${missing[@]}"; do
+  say "installing $pkg"
+done
+
+${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -qq \
+  || die "apt-get update failed (no network or no permission?)"
+${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive \
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null \
+  || die "apt-get install failed for: ${missing[*]}"
+
+still=()
+for pkg in "${missing[@]}"; do
+  is_installed "$pkg" || still+=("$pkg")
+done
+if ((${#still[@]})); then
+  die "still missing after apt-get install: ${still[*]}"
+fi

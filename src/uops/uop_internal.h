@@ -1,0 +1,24 @@
+/* Internal helpers of the UOp layer (not installed). */
+#ifndef TKC_UOP_INTERNAL_H
+#define TKC_UOP_INTERNAL_H
+
+#include "base/common.h"
+#include "tkc/uop.h"
+
+/* The bounds range analysis assumes for dtype dt: the dtype's range for ints/bool, and
+ * [INT64_MIN, INT64_MAX] ("nothing known") for floats, pointers and uint64. */
+TKC_HIDDEN void tkc_dt_range(tkc_dt dt, int64_t *lo, int64_t *hi);
+/* tinygrad's tuplize order: op, arg, dtype, then sources; 0 only for the same UOp. */
+TKC_HIDDEN int tkc_uop_cmp(const tkc_uop *a, const tkc_uop *b);
+
+/* A UOp -> UOp hash map (open addressing, keyed by pointer). */
+typedef struct tkc_umap {
+  const tkc_uop **keys;
+  tkc_uop **vals;
+  size_t cap, count;
+} tkc_umap;
+TKC_HIDDEN tkc_uop *tkc_umap_get(const tkc_umap *m, const tkc_uop *k);
+TKC_HIDDEN int tkc_umap_put(tkc_umap *m, const tkc_uop *k, tkc_uop *v); /* -1 on ENOMEM */
+TKC_HIDDEN void tkc_umap_free(tkc_umap *m);
+
+#endif
