@@ -1,0 +1,68 @@
+/* tkc/runtime.h — devices, buffers, compiled programs and launches.
+ *
+ * Devices are static singletons found by name ("CPU", "INTERP"; more register the same way).
+ * Buffers and programs are owned by the caller: free them with tkc_buffer_free/tkc_program_free.
+ * Thread safety: devices may be used from several threads; one buffer or program at a time per thread.
+ * The compiled-program cache is shared and locked. */
+#ifndef TKC_RUNTIME_H
+#define TKC_RUNTIME_H
+
+#include "tkc/render.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tkc_device tkc_device;
+typedef struct tkc_buffer tkc_buffer;
+typedef struct tkc_program tkc_program;
+
+/* The device with that name (case-sensitive: "CPU", "INTERP"); NULL + TKC_EDEVICE when unknown or
+ * unavailable on this machine (the message says why). */
+TKC_API tkc_device *tkc_device_get(const char *name);
+/* 1 when the device exists and can run here, 0 otherwise (never sets an error). */
+TKC_API int tkc_device_available(const char *name);
+TKC_API const char *tkc_device_name(const tkc_device *d);
+/* The renderer whose output this device runs (NULL for INTERP, which runs UOps directly). */
+TKC_API const tkc_renderer *tkc_device_renderer(const tkc_device *d);
+/* Names of every registered device, NULL-terminated (static). */
+TKC_API const char *const *tkc_device_names(void);
+
+/* A buffer of n elements of dt on device d (n may be 0). NULL + TKC_EINVAL/TKC_ENOMEM. */
+TKC_API tkc_buffer *tkc_buffer_new(tkc_device *d, tkc_dtype dt, size_t n);
+TKC_API void tkc_buffer_free(tkc_buffer *b);
+TKC_API size_t tkc_buffer_nbytes(const tkc_buffer *b);
+TKC_API size_t tkc_buffer_numel(const tkc_buffer *b);
+TKC_API tkc_dtype tkc_buffer_dtype(const tkc_buffer *b);
+/* Copies nbytes (must equal tkc_buffer_nbytes) in/out. TKC_EINVAL on NULL or size mismatch. */
+TKC_API tkc_status tkc_buffer_copyin(tkc_buffer *b, const void *src, size_t nbytes);
+TKC_API tkc_status tkc_buffer_copyout(const tkc_buffer *b, void *dst, size_t nbytes);
+
+/* Compiles a kernel (a SINK of STOREs over DEFINE_GLOBAL/DEFINE_VAR/RANGE/LOAD/ALU UOps, as the
+ * lowerer makes them) for device d: applies the renderer's rewrites, linearizes, renders and compiles
+ * (or finds it in the program cache keyed by device + source). name may be NULL ("kernel").
+ * NULL + TKC_EINVAL / TKC_EUNSUPPORTED / TKC_ECOMPILE (with the compiler's message). */
+TKC_API tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name);
+TKC_API void tkc_program_free(tkc_program *p);
+TKC_API const char *tkc_program_name(const tkc_program *p);
+TKC_API const char *tkc_program_source(const tkc_program *p);   /* "" for INTERP */
+TKC_API int tkc_program_nbufs(const tkc_program *p);            /* DEFINE_GLOBALs, by arg number */
+TKC_API int tkc_program_nvars(const tkc_program *p);            /* DEFINE_VARs, sorted by name */
+TKC_API const char *tkc_program_var_name(const tkc_program *p, int i);
+TKC_API bool tkc_program_buf_is_output(const tkc_program *p, int i);
+/* FlopCounter-style estimates for the given variable values (vars may be NULL when nvars is 0). */
+TKC_API int64_t tkc_program_ops(const tkc_program *p, const int64_t *vars);
+TKC_API int64_t tkc_program_mem(const tkc_program *p, const int64_t *vars);
+/* The global/local launch sizes for these variable values ({1,1,1} for loop-only kernels). */
+TKC_API void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t global[3], int64_t local[3]);
+
+/* Runs p with nbufs buffers (in DEFINE_GLOBAL order, each of p's device and at least as large as the
+ * kernel indexes) and nvars int values (in tkc_program_var_name order, each within its bounds).
+ * TKC_EINVAL on a wrong count / NULL / wrong device; TKC_ERUNTIME if the device fails. With
+ * TKC_DEBUG>=1 prints one line (name, sizes, time, GFLOPS, GB/s) to stderr. */
+TKC_API tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,47 @@
+/* The interface every device backend fills in (one static struct per backend file), and the
+ * program data the backends see. Internal: not installed. */
+#ifndef TKC_DEVICE_H
+#define TKC_DEVICE_H
+
+#include "base/common.h"
+#include "tkc/runtime.h"
+
+/* What a backend gets to compile and launch. The UOps are the linearized kernel (no SINK), owned
+ * by the program's private graph and alive as long as the program. */
+typedef struct tkc_kernel {
+  const char *name;
+  const char *source;      /* rendered source ("" for INTERP) */
+  tkc_uop *const *uops;
+  size_t nuops;
+  int nbufs;               /* DEFINE_GLOBAL args are 0..nbufs-1 */
+  tkc_dtype *buf_dtypes;   /* element dtype of each DEFINE_GLOBAL */
+  int nvars;
+  tkc_uop **vars;          /* DEFINE_VARs, sorted by name: launch passes values in this order */
+} tkc_kernel;
+
+typedef struct tkc_device_impl {
+  const char *name;
+  const char *renderer; /* NULL: runs UOps directly */
+  /* 1 if usable here; otherwise 0 and a reason in why */
+  int (*available)(char *why, size_t n);
+  /* device memory; host devices use plain (aligned) host memory */
+  void *(*alloc)(size_t nbytes);
+  void (*free)(void *p);
+  tkc_status (*copyin)(void *dst, const void *src, size_t nbytes);
+  tkc_status (*copyout)(void *dst, const void *src, size_t nbytes);
+  /* compiles k into an opaque handle (NULL handle allowed); errors via tkc_err */
+  tkc_status (*compile)(const tkc_kernel *k, void **handle);
+  void (*release)(void *handle);
+  /* runs k: bufs[i] are device pointers (alloc results), vars[i] the DEFINE_VAR values */
+  tkc_status (*launch)(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars);
+} tkc_device_impl;
+
+struct tkc_device {
+  const tkc_device_impl *impl;
+};
+
+/* The built-in backends (each defined in its own file). */
+extern const tkc_device_impl tkc_device_cpu;    /* src/runtime/cpu.c */
+extern const tkc_device_impl tkc_device_interp; /* src/runtime/interp.c */
+
+#endif
