@@ -40,6 +40,10 @@ struct tkc_device {
   const tkc_device_impl *impl;
 };
 
+/* Device pointer and owner of a buffer (device.c). */
+TKC_HIDDEN void *tkc_buffer_ptr(const tkc_buffer *b);
+TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);
+
 /* The built-in backends (each defined in its own file). */
 extern const tkc_device_impl tkc_device_cpu;    /* src/runtime/cpu.c */
 extern const tkc_device_impl tkc_device_interp; /* src/runtime/interp.c */

@@ -21,4 +21,8 @@ TKC_HIDDEN tkc_uop *tkc_umap_get(const tkc_umap *m, const tkc_uop *k);
 TKC_HIDDEN int tkc_umap_put(tkc_umap *m, const tkc_uop *k, tkc_uop *v); /* -1 on ENOMEM */
 TKC_HIDDEN void tkc_umap_free(tkc_umap *m);
 
+/* A matcher built from static rules on first use and kept for the life of the process (reachable
+ * from *slot, so leak checkers stay quiet). Thread-safe; NULL (TKC_EINTERNAL) if the rules do not compile. */
+TKC_HIDDEN const tkc_matcher *tkc_matcher_static(tkc_matcher *_Atomic *slot, const tkc_rule *rules, size_t n);
+
 #endif

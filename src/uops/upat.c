@@ -1,6 +1,7 @@
 /* UPat: patterns as data, the notation that builds them, matching with backtracking, and the
  * PatternMatcher that indexes rules by op (tinygrad's UPat / PatternMatcher). */
 #include <ctype.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "uops/uop_internal.h"
@@ -335,6 +336,16 @@ oom:
 fail:
   tkc_matcher_free(pm);
   return NULL;
+}
+
+const tkc_matcher *tkc_matcher_static(tkc_matcher *_Atomic *slot, const tkc_rule *rules, size_t n) {
+  tkc_matcher *pm = atomic_load(slot);
+  if (pm) return pm;
+  tkc_matcher *fresh = tkc_matcher_new(rules, n), *expected = NULL;
+  if (!fresh) return tkc_err_null(TKC_EINTERNAL, "built-in rules failed to compile: %s", tkc_last_error());
+  if (atomic_compare_exchange_strong(slot, &expected, fresh)) return fresh;
+  tkc_matcher_free(fresh); /* another thread won the race */
+  return expected;
 }
 
 tkc_matcher *tkc_matcher_new(const tkc_rule *rules, size_t n) {

@@ -1,0 +1,90 @@
+/* The device registry and buffers: adding a backend adds one line to the table below. */
+#include <stdlib.h>
+#include <string.h>
+#include "runtime/device.h"
+
+static tkc_device devices[] = {{&tkc_device_cpu}, {&tkc_device_interp}};
+static const char *const names[] = {"CPU", "INTERP", NULL};
+static const char *const planned[] = {"LLVM", "CUDA", "WEBGPU"};
+
+const char *const *tkc_device_names(void) { return names; }
+
+static tkc_device *find(const char *name) {
+  for (size_t i = 0; i < TKC_COUNTOF(devices); i++)
+    if (!strcmp(devices[i].impl->name, name)) return &devices[i];
+  return NULL;
+}
+
+tkc_device *tkc_device_get(const char *name) {
+  if (!name) return tkc_err_null(TKC_EINVAL, "tkc_device_get: NULL name");
+  tkc_device *d = find(name);
+  if (!d) {
+    for (size_t i = 0; i < TKC_COUNTOF(planned); i++)
+      if (!strcmp(planned[i], name)) return tkc_err_null(TKC_EDEVICE, "device %s is not built into this tkc yet", name);
+    return tkc_err_null(TKC_EDEVICE, "unknown device \"%s\" (known: CPU, INTERP)", name);
+  }
+  char why[256] = "";
+  if (!d->impl->available(why, sizeof why)) return tkc_err_null(TKC_EDEVICE, "device %s is unavailable: %s", name, why);
+  return d;
+}
+
+int tkc_device_available(const char *name) {
+  char why[256];
+  tkc_device *d = name ? find(name) : NULL;
+  return d && d->impl->available(why, sizeof why);
+}
+
+const char *tkc_device_name(const tkc_device *d) { return d ? d->impl->name : NULL; }
+
+const tkc_renderer *tkc_device_renderer(const tkc_device *d) {
+  if (!d || !d->impl->renderer) return NULL;
+  return tkc_renderer_get(d->impl->renderer);
+}
+
+struct tkc_buffer {
+  tkc_device *dev;
+  tkc_dtype dt;
+  size_t numel, nbytes;
+  void *ptr;
+};
+
+tkc_buffer *tkc_buffer_new(tkc_device *d, tkc_dtype dt, size_t n) {
+  if (!d) return tkc_err_null(TKC_EINVAL, "tkc_buffer_new: NULL device");
+  size_t item = tkc_dtype_size(dt);
+  if (!item) return tkc_err_null(TKC_EDTYPE, "tkc_buffer_new: dtype %d has no storage", (int)dt);
+  if (n > SIZE_MAX / item) return tkc_err_null(TKC_EINVAL, "tkc_buffer_new: %zu elements overflow", n);
+  tkc_buffer *b = calloc(1, sizeof *b);
+  if (!b) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
+  *b = (tkc_buffer){d, dt, n, n * item, d->impl->alloc(n * item)};
+  if (!b->ptr) {
+    free(b);
+    return tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, n * item);
+  }
+  return b;
+}
+
+void tkc_buffer_free(tkc_buffer *b) {
+  if (!b) return;
+  b->dev->impl->free(b->ptr);
+  free(b);
+}
+
+size_t tkc_buffer_nbytes(const tkc_buffer *b) { return b ? b->nbytes : 0; }
+size_t tkc_buffer_numel(const tkc_buffer *b) { return b ? b->numel : 0; }
+tkc_dtype tkc_buffer_dtype(const tkc_buffer *b) { return b ? b->dt : TKC_VOID; }
+
+tkc_status tkc_buffer_copyin(tkc_buffer *b, const void *src, size_t nbytes) {
+  if (!b || (!src && nbytes)) return tkc_err(TKC_EINVAL, "tkc_buffer_copyin: NULL argument");
+  if (nbytes != b->nbytes) return tkc_err(TKC_EINVAL, "tkc_buffer_copyin: %zu bytes given, buffer has %zu", nbytes, b->nbytes);
+  return nbytes ? b->dev->impl->copyin(b->ptr, src, nbytes) : TKC_OK;
+}
+
+tkc_status tkc_buffer_copyout(const tkc_buffer *b, void *dst, size_t nbytes) {
+  if (!b || (!dst && nbytes)) return tkc_err(TKC_EINVAL, "tkc_buffer_copyout: NULL argument");
+  if (nbytes != b->nbytes) return tkc_err(TKC_EINVAL, "tkc_buffer_copyout: %zu bytes asked, buffer has %zu", nbytes, b->nbytes);
+  return nbytes ? b->dev->impl->copyout(dst, b->ptr, nbytes) : TKC_OK;
+}
+
+/* for program.c */
+void *tkc_buffer_ptr(const tkc_buffer *b) { return b->ptr; }
+tkc_device *tkc_buffer_device(const tkc_buffer *b) { return b->dev; }

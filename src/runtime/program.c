@@ -1,0 +1,342 @@
+/* Programs: kernel graph -> render-ready rewrite -> linearize -> render -> compile (cached) -> launch.
+ * This file is the driver that lists the codegen stages in order. */
+#include <inttypes.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include <time.h>
+#include "codegen/codegen.h"
+#include "runtime/device.h"
+
+struct tkc_program {
+  tkc_device *dev;
+  tkc_graph *g; /* private: owns the linearized UOps */
+  tkc_kernel k;
+  char *name, *source;
+  bool *is_out;
+  void *handle;
+  struct cache_entry *cached;
+};
+
+/* ---------------------------------------------------------------- compiled-program cache */
+
+typedef struct cache_entry {
+  struct cache_entry *next;
+  const tkc_device_impl *impl;
+  char *name, *source;
+  void *handle;
+  int refs;
+} cache_entry;
+
+static cache_entry *cache_head;
+static mtx_t cache_lock;
+static once_flag cache_once = ONCE_FLAG_INIT;
+static void cache_init(void) { mtx_init(&cache_lock, mtx_plain); }
+
+/* The compiled handle for (device, name, source), compiling it on a miss. */
+static tkc_status cache_get(tkc_program *p) {
+  call_once(&cache_once, cache_init);
+  const tkc_device_impl *impl = p->dev->impl;
+  mtx_lock(&cache_lock);
+  for (cache_entry *e = cache_head; e; e = e->next)
+    if (e->impl == impl && !strcmp(e->name, p->name) && !strcmp(e->source, p->source)) {
+      e->refs++;
+      p->cached = e;
+      p->handle = e->handle;
+      mtx_unlock(&cache_lock);
+      return TKC_OK;
+    }
+  mtx_unlock(&cache_lock); /* compile outside the lock: it may take a while */
+  void *handle = NULL;
+  tkc_status st = impl->compile(&p->k, &handle);
+  if (st) return st;
+  cache_entry *e = calloc(1, sizeof *e);
+  if (e) {
+    e->name = strdup(p->name);
+    e->source = strdup(p->source);
+  }
+  if (!e || !e->name || !e->source) {
+    if (e) { free(e->name); free(e->source); free(e); }
+    impl->release(handle);
+    return tkc_err(TKC_ENOMEM, "out of memory caching a program");
+  }
+  e->impl = impl;
+  e->handle = handle;
+  e->refs = 1;
+  mtx_lock(&cache_lock);
+  e->next = cache_head;
+  cache_head = e;
+  mtx_unlock(&cache_lock);
+  p->cached = e;
+  p->handle = handle;
+  return TKC_OK;
+}
+
+/* Entries stay cached while programs use them; an unused entry is released. */
+static void cache_put(cache_entry *e) {
+  mtx_lock(&cache_lock);
+  int last = --e->refs == 0;
+  if (last)
+    for (cache_entry **pp = &cache_head; *pp; pp = &(*pp)->next)
+      if (*pp == e) { *pp = e->next; break; }
+  mtx_unlock(&cache_lock);
+  if (!last) return;
+  e->impl->release(e->handle);
+  free(e->name);
+  free(e->source);
+  free(e);
+}
+
+/* ---------------------------------------------------------------- building */
+
+/* A copy of the graph under root inside dst. */
+static tkc_uop *import_graph(tkc_graph *dst, tkc_uop *root) {
+  size_t n;
+  tkc_uop **order = tkc_toposort(root, &n);
+  if (!order) return NULL;
+  tkc_umap map = {0};
+  tkc_uop *out = NULL, *local[16];
+  for (size_t i = 0; i < n; i++) {
+    tkc_uop *u = order[i];
+    tkc_uop **src = u->nsrc <= 16 ? local : malloc(u->nsrc * sizeof *src);
+    if (!src) { tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
+    for (int j = 0; j < u->nsrc; j++) src[j] = tkc_umap_get(&map, u->src[j]);
+    out = tkc_uop_new(dst, (tkc_op)u->op, u->dtype, u->nsrc, src, u->arg);
+    if (src != local) free(src);
+    if (!out || tkc_umap_put(&map, u, out)) { out = NULL; tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
+  }
+done:
+  free(order);
+  tkc_umap_free(&map);
+  return out;
+}
+
+static int cmp_var(const void *a, const void *b) {
+  const tkc_uop *x = *(tkc_uop *const *)a, *y = *(tkc_uop *const *)b;
+  return strcmp(x->arg.v.t[0].v.s, y->arg.v.t[0].v.s);
+}
+
+static int is_var(const tkc_uop *u) {
+  return u->op == TKC_OP_DEFINE_VAR && u->arg.kind == TKC_ARG_TUPLE && u->arg.n == 3 && u->arg.v.t[0].kind == TKC_ARG_STR;
+}
+
+/* Buffers, their dtypes and which are written; variables sorted by name. */
+static tkc_status collect_args(tkc_program *p) {
+  tkc_kernel *k = &p->k;
+  int nvars = 0;
+  for (size_t i = 0; i < k->nuops; i++) {
+    const tkc_uop *u = k->uops[i];
+    if (u->op == TKC_OP_DEFINE_GLOBAL) {
+      if (u->arg.kind != TKC_ARG_INT || u->arg.v.i < 0 || u->arg.v.i > 4096 || !tkc_dt_is_ptr(u->dtype))
+        return tkc_err(TKC_EINVAL, "DEFINE_GLOBAL needs a pointer dtype and a buffer number arg");
+      if (u->arg.v.i >= k->nbufs) k->nbufs = (int)u->arg.v.i + 1;
+    } else if (u->op == TKC_OP_DEFINE_VAR) {
+      if (!is_var(u)) return tkc_err(TKC_EINVAL, "DEFINE_VAR needs the arg (name, min, max)");
+      nvars++;
+    }
+  }
+  k->buf_dtypes = calloc((size_t)k->nbufs + 1, sizeof *k->buf_dtypes);
+  p->is_out = calloc((size_t)k->nbufs + 1, sizeof *p->is_out);
+  k->vars = calloc((size_t)nvars + 1, sizeof *k->vars);
+  if (!k->buf_dtypes || !p->is_out || !k->vars) return tkc_err(TKC_ENOMEM, "out of memory building a program");
+  for (int i = 0; i < k->nbufs; i++) k->buf_dtypes[i] = TKC_VOID;
+  for (size_t i = 0; i < k->nuops; i++) {
+    tkc_uop *u = k->uops[i];
+    if (u->op == TKC_OP_DEFINE_GLOBAL) k->buf_dtypes[u->arg.v.i] = (tkc_dtype)u->dtype.scalar;
+    else if (u->op == TKC_OP_DEFINE_VAR) k->vars[k->nvars++] = u;
+    else if (u->op == TKC_OP_STORE && u->nsrc >= 1) {
+      const tkc_uop *b = u->src[0];
+      while (b->nsrc && b->op != TKC_OP_DEFINE_GLOBAL) b = b->src[0];
+      if (b->op == TKC_OP_DEFINE_GLOBAL) p->is_out[b->arg.v.i] = true;
+    }
+  }
+  for (int i = 0; i < k->nbufs; i++)
+    if (k->buf_dtypes[i] == TKC_VOID) return tkc_err(TKC_EINVAL, "kernel skips buffer number %d", i);
+  qsort(k->vars, (size_t)k->nvars, sizeof *k->vars, cmp_var);
+  return TKC_OK;
+}
+
+static tkc_uop *rewrite_for(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r) {
+  static tkc_matcher *_Atomic prep;
+  const tkc_matcher *pm = atomic_load(&prep);
+  if (!pm) { /* symbolic_simple + render prep, built once */
+    tkc_matcher *fresh = tkc_matcher_concat(tkc_symbolic_simple(), tkc_render_prep()), *expected = NULL;
+    if (!fresh) return NULL;
+    if (atomic_compare_exchange_strong(&prep, &expected, fresh)) pm = fresh;
+    else { tkc_matcher_free(fresh); pm = expected; }
+  }
+  sink = tkc_graph_rewrite(g, sink, pm, NULL);
+  if (sink && r && r->extra_matcher && r->extra_matcher()) sink = tkc_graph_rewrite(g, sink, r->extra_matcher(), NULL);
+  return sink;
+}
+
+tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
+  if (!d || !g || !sink) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
+  if (sink->op != TKC_OP_SINK) return tkc_err_null(TKC_EINVAL, "tkc_program_new: the kernel root is %s, not SINK", tkc_op_name((tkc_op)sink->op));
+  tkc_program *p = calloc(1, sizeof *p);
+  if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory creating a program");
+  p->dev = d;
+  p->name = strdup(name ? name : "kernel");
+  p->g = tkc_graph_new();
+  if (!p->name || !p->g) { tkc_err(TKC_ENOMEM, "out of memory creating a program"); goto fail; }
+  p->k.name = p->name;
+  const tkc_renderer *r = tkc_device_renderer(d);
+  if (d->impl->renderer && !r) goto fail;
+  tkc_uop *ksink = import_graph(p->g, sink);
+  if (!ksink || !(ksink = rewrite_for(p->g, ksink, r))) goto fail;
+  if (tkc_debug_level() >= 5) {
+    char *s = tkc_uop_str(ksink);
+    if (s) fprintf(stderr, "%s", s);
+    free(s);
+  }
+  tkc_uop **uops = tkc_linearize(p->g, ksink, &p->k.nuops);
+  if (!uops) goto fail;
+  p->k.uops = uops;
+  if (collect_args(p)) goto fail;
+  p->source = r ? tkc_render(r, p->name, uops, p->k.nuops) : strdup("");
+  if (!p->source) goto fail;
+  p->k.source = p->source;
+  if (r && tkc_debug_level() >= 4) fprintf(stderr, "%s\n", p->source);
+  if (r ? cache_get(p) : d->impl->compile(&p->k, &p->handle)) goto fail;
+  return p;
+fail:
+  tkc_program_free(p);
+  return NULL;
+}
+
+void tkc_program_free(tkc_program *p) {
+  if (!p) return;
+  if (p->cached) cache_put(p->cached);
+  else if (p->handle) p->dev->impl->release(p->handle);
+  free((void *)p->k.uops);
+  free(p->k.buf_dtypes);
+  free(p->k.vars);
+  free(p->is_out);
+  free(p->name);
+  free(p->source);
+  tkc_graph_free(p->g);
+  free(p);
+}
+
+const char *tkc_program_name(const tkc_program *p) { return p ? p->name : NULL; }
+const char *tkc_program_source(const tkc_program *p) { return p ? p->source : NULL; }
+int tkc_program_nbufs(const tkc_program *p) { return p ? p->k.nbufs : 0; }
+int tkc_program_nvars(const tkc_program *p) { return p ? p->k.nvars : 0; }
+const char *tkc_program_var_name(const tkc_program *p, int i) {
+  return p && i >= 0 && i < p->k.nvars ? p->k.vars[i]->arg.v.t[0].v.s : NULL;
+}
+bool tkc_program_buf_is_output(const tkc_program *p, int i) { return p && i >= 0 && i < p->k.nbufs && p->is_out[i]; }
+
+/* ---------------------------------------------------------------- estimates (tinygrad's flops_mem) */
+
+/* Value of an integer expression of consts and variables (0 when it depends on anything else). */
+static int64_t eval_int(const tkc_program *p, const tkc_uop *u, const int64_t *vars) {
+  if (u->op == TKC_OP_CONST) return tkc_uop_const_i(u);
+  if (u->op == TKC_OP_DEFINE_VAR) {
+    for (int i = 0; i < p->k.nvars; i++)
+      if (p->k.vars[i] == u) return vars ? vars[i] : u->vmax;
+    return u->vmax;
+  }
+  if (!(tkc_op_flags((tkc_op)u->op) & TKC_F_ALU) || u->nsrc > 3 || !tkc_dt_is_int(u->dtype)) return u->vmin == u->vmax ? u->vmin : 0;
+  tkc_value src[3], out;
+  for (int i = 0; i < u->nsrc; i++) src[i].i = eval_int(p, u->src[i], vars);
+  tkc_dtype dt = (tkc_dtype)u->dtype.scalar;
+  return tkc_alu_eval((tkc_op)u->op, dt, (tkc_dtype)u->src[u->nsrc - 1]->dtype.scalar, src, u->nsrc, &out) ? 0 : out.i;
+}
+
+static void estimate(const tkc_program *p, const int64_t *vars, int64_t *flops, int64_t *mem) {
+  int64_t mult = 1, stack[64];
+  int depth = 0;
+  *flops = *mem = 0;
+  for (size_t i = 0; i < p->k.nuops; i++) {
+    const tkc_uop *u = p->k.uops[i];
+    unsigned fl = tkc_op_flags((tkc_op)u->op);
+    if (u->op == TKC_OP_RANGE && depth < 64) {
+      stack[depth++] = mult;
+      mult *= eval_int(p, u->src[1], vars) - eval_int(p, u->src[0], vars);
+    } else if (u->op == TKC_OP_ENDRANGE && depth > 0) {
+      mult = stack[--depth];
+    } else if (u->op == TKC_OP_SPECIAL && u->arg.kind == TKC_ARG_TUPLE && u->arg.n >= 2) {
+      mult *= u->arg.v.t[1].v.i;
+    } else if (u->op == TKC_OP_LOAD) {
+      *mem += (int64_t)tkc_dt_itemsize(u->dtype) * mult;
+    } else if (u->op == TKC_OP_STORE && u->nsrc >= 2) {
+      *mem += (int64_t)tkc_dt_itemsize(u->src[1]->dtype) * mult;
+    } else if ((fl & TKC_F_ALU) && !tkc_dt_is_int(u->dtype) && u->dtype.scalar != TKC_BOOL) {
+      /* like tinygrad's ignore_indexing: integer index math is not counted */
+      *flops += mult * (u->op == TKC_OP_MULACC ? 2 : 1) * u->dtype.count;
+    }
+  }
+}
+
+int64_t tkc_program_ops(const tkc_program *p, const int64_t *vars) {
+  int64_t f = 0, m = 0;
+  if (p) estimate(p, vars, &f, &m);
+  return f;
+}
+
+int64_t tkc_program_mem(const tkc_program *p, const int64_t *vars) {
+  int64_t f = 0, m = 0;
+  if (p) estimate(p, vars, &f, &m);
+  return m;
+}
+
+void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t global[3], int64_t local[3]) {
+  for (int i = 0; i < 3; i++) global[i] = local[i] = 1;
+  if (!p) return;
+  for (size_t i = 0; i < p->k.nuops; i++) {
+    const tkc_uop *u = p->k.uops[i];
+    if (u->op != TKC_OP_SPECIAL || u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 2 || u->arg.v.t[0].kind != TKC_ARG_STR) continue;
+    const char *nm = u->arg.v.t[0].v.s;
+    int axis = nm[strlen(nm) - 1] - '0';
+    if (axis < 0 || axis > 2) continue;
+    if (!strncmp(nm, "gidx", 4)) global[axis] = u->arg.v.t[1].v.i;
+    else if (!strncmp(nm, "lidx", 4)) local[axis] = u->arg.v.t[1].v.i;
+  }
+  (void)vars;
+}
+
+/* ---------------------------------------------------------------- launch */
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars) {
+  if (!p) return tkc_err(TKC_EINVAL, "tkc_program_launch: NULL program");
+  if (nbufs != p->k.nbufs) return tkc_err(TKC_EINVAL, "%s takes %d buffers, %d given", p->name, p->k.nbufs, nbufs);
+  if (nvars != p->k.nvars) return tkc_err(TKC_EINVAL, "%s takes %d variables, %d given", p->name, p->k.nvars, nvars);
+  if ((nbufs && !bufs) || (nvars && !vars)) return tkc_err(TKC_EINVAL, "tkc_program_launch: NULL buffer or variable list");
+  void *local[16], **ptrs = nbufs <= 16 ? local : malloc((size_t)nbufs * sizeof *ptrs);
+  if (!ptrs) return tkc_err(TKC_ENOMEM, "out of memory launching");
+  tkc_status st = TKC_OK;
+  for (int i = 0; i < nbufs && !st; i++) {
+    if (!bufs[i]) st = tkc_err(TKC_EINVAL, "%s: buffer %d is NULL", p->name, i);
+    else if (tkc_buffer_device(bufs[i]) != p->dev) st = tkc_err(TKC_EINVAL, "%s: buffer %d lives on %s, the program on %s", p->name, i, tkc_device_name(tkc_buffer_device(bufs[i])), tkc_device_name(p->dev));
+    else if (tkc_buffer_dtype(bufs[i]) != p->k.buf_dtypes[i] && tkc_dtype_size(tkc_buffer_dtype(bufs[i])) != tkc_dtype_size(p->k.buf_dtypes[i]))
+      st = tkc_err(TKC_EDTYPE, "%s: buffer %d holds %s, the kernel reads %s", p->name, i, tkc_dtype_name(tkc_buffer_dtype(bufs[i])), tkc_dtype_name(p->k.buf_dtypes[i]));
+    else ptrs[i] = tkc_buffer_ptr(bufs[i]);
+  }
+  for (int i = 0; i < nvars && !st; i++)
+    if (vars[i] < p->k.vars[i]->vmin || vars[i] > p->k.vars[i]->vmax)
+      st = tkc_err(TKC_EINVAL, "%s: variable %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->name, tkc_program_var_name(p, i), vars[i], p->k.vars[i]->vmin, p->k.vars[i]->vmax);
+  if (!st) {
+    double t0 = now_s();
+    st = p->dev->impl->launch(&p->k, p->handle, ptrs, vars);
+    double dt = now_s() - t0;
+    if (!st && tkc_debug_level() >= 1) {
+      int64_t g[3], l[3], flops, mem;
+      tkc_program_launch_dims(p, vars, g, l);
+      estimate(p, vars, &flops, &mem);
+      fprintf(stderr, "*** %-6s %-24s global [%" PRId64 ",%" PRId64 ",%" PRId64 "] local [%" PRId64 ",%" PRId64 ",%" PRId64 "] tm %9.2fus %8.2f GFLOPS %8.2f GB/s\n",
+              p->dev->impl->name, p->name, g[0], g[1], g[2], l[0], l[1], l[2], dt * 1e6, dt > 0 ? (double)flops / dt * 1e-9 : 0.0,
+              dt > 0 ? (double)mem / dt * 1e-9 : 0.0);
+    }
+  }
+  if (ptrs != local) free(ptrs);
+  return st;
+}
