@@ -194,8 +194,9 @@ typedef union tkc_value {
  * tinygrad's exec_alu: ints wrap, float32 rounds, IDIV truncates toward zero, MOD takes the sign of the
  * dividend, integer x/0 and x%0 are 0. TKC_EUNSUPPORTED when the op has no value semantics. */
 TKC_API tkc_status tkc_alu_eval(tkc_op op, tkc_dtype dt, tkc_dtype in_dt, const tkc_value *src, int nsrc, tkc_value *out);
-/* v (of dtype from) converted to dtype to, as a C cast would (float->int truncates toward zero; out of
- * range saturates like x86 cvt; ->bool is != 0). */
+/* v (of dtype from) converted to dtype to, as a C cast would where C defines it (float->int truncates
+ * toward zero; ->bool is != 0); where C leaves it undefined tkc saturates: a float beyond the int range
+ * gives the int's min/max and NaN gives 0. */
 TKC_API tkc_value tkc_value_cast(tkc_value v, tkc_dtype from, tkc_dtype to);
 /* v truncated to dt's width/precision (ints wrap; floats round to float16/bfloat16/float32). */
 TKC_API tkc_value tkc_value_truncate(tkc_value v, tkc_dtype dt);

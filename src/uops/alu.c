@@ -419,16 +419,13 @@ static double alu_f_pow(const double *s) {
   return pow(s[0], s[1]);
 }
 
-/* Python's float floor division vx // wx (wx != 0). */
+/* Python's float floor division vx // wx for vx >= 0, wx > 0 (or NaN): CPython's float_floor_div with
+ * the sign corrections that cannot apply to non-negative operands left out. */
 static double alu_py_floordiv(double vx, double wx) {
-  double mod = fmod(vx, wx), div = (vx - mod) / wx, fl;
-  if (mod != 0 && ((wx < 0) != (mod < 0))) div -= 1.0;
-  if (div != 0) {
-    fl = floor(div);
-    if (div - fl > 0.5) fl += 1.0;
-  } else {
-    fl = copysign(0.0, vx / wx);
-  }
+  double mod = fmod(vx, wx), div = (vx - mod) / wx;
+  if (div == 0) return 0.0;
+  double fl = floor(div);
+  if (div - fl > 0.5) fl += 1.0;
   return fl;
 }
 

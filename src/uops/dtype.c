@@ -62,20 +62,22 @@ tkc_dt tkc_dt_base(tkc_dt dt) {
 bool tkc_dt_eq(tkc_dt a, tkc_dt b) {
   return a.scalar == b.scalar && a.space == b.space && a.count == b.count && a.pcount == b.pcount && a.size == b.size;
 }
+/* The scalar row of dt; a corrupt scalar kind reads as void instead of outside the table. */
+#define SCALAR_OF(dt) scalars[(dt).scalar < TKC_NDTYPES ? (dt).scalar : TKC_VOID]
 bool tkc_dt_is_ptr(tkc_dt dt) { return dt.space != TKC_SPACE_NONE; }
-bool tkc_dt_is_float(tkc_dt dt) { return !dt.space && scalars[dt.scalar].is_float; }
-bool tkc_dt_is_int(tkc_dt dt) { return !dt.space && scalars[dt.scalar].is_int; }
-bool tkc_dt_is_unsigned(tkc_dt dt) { return !dt.space && scalars[dt.scalar].is_unsigned; }
+bool tkc_dt_is_float(tkc_dt dt) { return !dt.space && SCALAR_OF(dt).is_float; }
+bool tkc_dt_is_int(tkc_dt dt) { return !dt.space && SCALAR_OF(dt).is_int; }
+bool tkc_dt_is_unsigned(tkc_dt dt) { return !dt.space && SCALAR_OF(dt).is_unsigned; }
 bool tkc_dt_is_bool(tkc_dt dt) { return !dt.space && dt.scalar == TKC_BOOL; }
 
 size_t tkc_dt_itemsize(tkc_dt dt) {
   if (dt.space) return 8;
-  return (size_t)scalars[dt.scalar].size * dt.count;
+  return (size_t)SCALAR_OF(dt).size * dt.count;
 }
 
 char *tkc_dt_str(tkc_dt dt, char *buf, size_t n) {
   if (!buf || n == 0) return buf;
-  int k = snprintf(buf, n, "%s", scalars[dt.scalar].short_name);
+  int k = snprintf(buf, n, "%s", SCALAR_OF(dt).short_name);
   if (dt.count > 1 && k >= 0 && (size_t)k < n) k += snprintf(buf + k, n - (size_t)k, ".vec(%d)", dt.count);
   if (dt.space && k >= 0 && (size_t)k < n) {
     k += snprintf(buf + k, n - (size_t)k, ".ptr(%d%s)", (int)dt.size, dt.space == TKC_SPACE_LOCAL ? ", local" : "");

@@ -84,7 +84,7 @@ static int advance(engine *e) {
     return push_sources(e, f->last);
   }
   /* state 1: every source of f->last has its result */
-  int changed;
+  int changed = 0;
   tkc_uop *nn = with_new_sources(e, f->last, &changed);
   if (!nn) return -1;
   if (!changed) {

@@ -94,12 +94,14 @@ static void skip_ws(parser *ps) {
 }
 
 static int ident(parser *ps, char *buf, size_t n) {
-  size_t k = 0;
+  size_t k = 0, len = 0;
   while (isalnum((unsigned char)*ps->p) || *ps->p == '_') {
     if (k + 1 < n) buf[k++] = *ps->p;
     ps->p++;
+    len++;
   }
   buf[k] = 0;
+  if (len > k) fail(ps, "name too long"); /* never match on a truncated name */
   return (int)k;
 }
 

@@ -1,0 +1,399 @@
+/* src/runtime/cpu.c — the "CPU" device: host memory, kernels rendered by the "C" renderer, compiled
+ * by the system C compiler into a shared object, loaded with dlopen and called through libffi.
+ *
+ * Compiler: $CC when set (split on blanks, so "ccache gcc" works), else clang, else cc; the first one
+ * whose `--version` succeeds is used (checked once per process). It runs without a shell
+ * (posix_spawnp), in a private mkdtemp directory under $TMPDIR (or /tmp), with its stdout/stderr
+ * captured in a file there and only ever shown inside a TKC_ECOMPILE message. The directory and its
+ * files are removed right after dlopen: the mapping stays valid until release() dlcloses it.
+ *
+ * Flags (kept in sync with the renderer's assumptions; see src/render/c.c):
+ *   -O2 -march=native       speed, like tinygrad's ClangJITCompiler
+ *   -ffp-contract=off       no FMA contraction: a*b+c rounds twice, as INTERP does
+ *   -fwrapv                 signed integer overflow wraps (INTERP semantics), never UB
+ *   -fno-math-errno         __builtin_sqrtf becomes an instruction
+ *   -fno-strict-aliasing    vector pointer casts of scalar buffers are always well defined
+ *   -std=c11                standard excess-precision rules: casts round half values
+ *   -fPIC -shared ... -lm   a loadable object; exp2/log2/sin come from libm */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ffi.h>
+#include <pthread.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "runtime/device.h"
+
+extern char **environ;
+
+/* ---------------------------------------------------------------- memory */
+
+static void *cpu_alloc(size_t nbytes) {
+  if (nbytes > SIZE_MAX - 63) return NULL;
+  size_t sz = (nbytes + 63) & ~(size_t)63;
+  if (sz == 0) sz = 64; /* alloc(0) is a valid, distinct buffer */
+  void *p = aligned_alloc(64, sz);
+  if (p) memset(p, 0, sz);
+  return p;
+}
+
+static void cpu_free(void *p) { free(p); }
+
+static tkc_status cpu_copy(void *dst, const void *src, size_t nbytes) {
+  if (nbytes == 0) return TKC_OK;
+  if (!dst || !src) return tkc_err(TKC_EINVAL, "CPU: copy with a NULL pointer");
+  memcpy(dst, src, nbytes);
+  return TKC_OK;
+}
+
+/* ---------------------------------------------------------------- running the compiler */
+
+/* Runs argv (PATH search, no shell) with stdin from /dev/null and stdout+stderr into log (or
+ * /dev/null). Returns the exit status, 128+signal when killed, or -1 with *err set when it could
+ * not be started / waited for. */
+static int run_quiet(char *const argv[], const char *log, int *err) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  pid_t pid;
+  *err = 0;
+  if (posix_spawn_file_actions_init(&fa)) { *err = ENOMEM; return -1; }
+  if (posix_spawnattr_init(&at)) { posix_spawn_file_actions_destroy(&fa); *err = ENOMEM; return -1; }
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  /* the compiler gets default signal handling and an empty mask whatever the host program set */
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  sigdelset(&all, SIGKILL);
+  sigdelset(&all, SIGSTOP);
+  posix_spawnattr_setsigmask(&at, &none);
+  posix_spawnattr_setsigdefault(&at, &all);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc) { *err = rc; return -1; }
+  int st;
+  while (waitpid(pid, &st, 0) < 0) {
+    if (errno != EINTR) { *err = errno; return -1; }
+  }
+  if (WIFEXITED(st)) return WEXITSTATUS(st);
+  return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+}
+
+/* the compiler: argv prefix (words of $CC, or one name), found once */
+static pthread_once_t cc_once = PTHREAD_ONCE_INIT;
+static char *cc_words[16];
+static int cc_nwords;
+static char cc_buf[512];
+static char cc_why[600];
+static int cc_ok;
+
+/* splits s into up to max-1 blank-separated words stored in buf (NUL-separated) */
+static int split_words(const char *s, char *buf, size_t bufn, char **words, int max) {
+  snprintf(buf, bufn, "%s", s);
+  int n = 0;
+  char *p = buf;
+  while (*p && n < max - 1) {
+    while (*p == ' ' || *p == '\t') *p++ = 0;
+    if (!*p) break;
+    words[n++] = p;
+    while (*p && *p != ' ' && *p != '\t') p++;
+  }
+  words[n] = NULL;
+  return n;
+}
+
+static int try_compiler(const char *cmd, char *tried, size_t tn) {
+  cc_nwords = split_words(cmd, cc_buf, sizeof cc_buf, cc_words, (int)TKC_COUNTOF(cc_words) - 1);
+  if (cc_nwords == 0) {
+    snprintf(tried + strlen(tried), tn - strlen(tried), "%s\"%s\" (empty)", *tried ? ", " : "", cmd);
+    return 0;
+  }
+  char *argv[TKC_COUNTOF(cc_words) + 1];
+  for (int i = 0; i < cc_nwords; i++) argv[i] = cc_words[i];
+  argv[cc_nwords] = (char *)"--version";
+  argv[cc_nwords + 1] = NULL;
+  int err;
+  int rc = run_quiet(argv, NULL, &err);
+  if (rc == 0) return 1;
+  size_t l = strlen(tried);
+  if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, strerror(err));
+  else if (rc == 127) snprintf(tried + l, tn - l, "%s%s (not found)", l ? ", " : "", cmd);
+  else snprintf(tried + l, tn - l, "%s%s (--version exited with %d)", l ? ", " : "", cmd, rc);
+  return 0;
+}
+
+static void cc_detect(void) {
+  char tried[400] = "";
+  const char *env = getenv("CC");
+  if (env && *env) {
+    cc_ok = try_compiler(env, tried, sizeof tried);
+    if (!cc_ok) snprintf(cc_why, sizeof cc_why, "no working C compiler: tried $CC=%s", tried);
+    return;
+  }
+  static const char *const names[] = {"clang", "cc"};
+  for (size_t i = 0; i < TKC_COUNTOF(names) && !cc_ok; i++) cc_ok = try_compiler(names[i], tried, sizeof tried);
+  if (!cc_ok) snprintf(cc_why, sizeof cc_why, "no working C compiler: tried %s (set $CC to choose one)", tried);
+}
+
+static int cpu_available(char *why, size_t n) {
+  pthread_once(&cc_once, cc_detect);
+  if (!cc_ok && why && n) snprintf(why, n, "%s", cc_why);
+  return cc_ok;
+}
+
+/* ---------------------------------------------------------------- compile */
+
+typedef struct cpu_prog {
+  void *dl;
+  void (*fn)(void);
+  ffi_cif cif;
+  ffi_type **atypes;
+  int nbufs, nvars;
+} cpu_prog;
+
+static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=native", "-fPIC", "-shared",
+                                       "-ffp-contract=off", "-fwrapv", "-fno-math-errno", "-fno-strict-aliasing"};
+
+static char *read_file(const char *path, size_t max) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *s = malloc(max + 1);
+  if (!s) { fclose(f); return NULL; }
+  size_t n = fread(s, 1, max, f);
+  fclose(f);
+  s[n] = 0;
+  return s;
+}
+
+/* removes every occurrence of pat from s (in place) */
+static void strip_all(char *s, const char *pat) {
+  size_t pl = strlen(pat);
+  if (!pl) return;
+  char *w = s;
+  for (char *r = s; *r;) {
+    if (!strncmp(r, pat, pl)) r += pl;
+    else *w++ = *r++;
+  }
+  *w = 0;
+}
+
+/* builds the TKC_ECOMPILE message from the compiler's output */
+static tkc_status compile_error(const tkc_kernel *k, int rc, char *log) {
+  const char *cc = cc_words[0];
+  if (!log || !*log) return tkc_err(TKC_ECOMPILE, "CPU: %s failed compiling kernel %s (exit status %d) without a message", cc, k->name, rc);
+  /* the first error line and the source line it points at */
+  const char *first = strstr(log, "error");
+  const char *ls = log;
+  if (first) {
+    ls = first;
+    while (ls > log && ls[-1] != '\n') ls--;
+  }
+  const char *le = strchr(ls, '\n');
+  int elen = (int)(le ? le - ls : (ptrdiff_t)strlen(ls));
+  if (elen > 400) elen = 400;
+  char where[420] = "";
+  const char *m = strstr(ls, "kernel.c:");
+  long line = m ? strtol(m + 9, NULL, 10) : 0;
+  if (line > 0) {
+    const char *p = k->source;
+    for (long i = 1; i < line && p; i++) {
+      p = strchr(p, '\n');
+      if (p) p++;
+    }
+    if (p) {
+      const char *pe = strchr(p, '\n');
+      int plen = (int)(pe ? pe - p : (ptrdiff_t)strlen(p));
+      while (plen > 0 && (*p == ' ' || *p == '\t')) p++, plen--;
+      if (plen > 300) plen = 300;
+      snprintf(where, sizeof where, "\n  line %ld: %.*s", line, plen, p);
+    }
+  }
+  return tkc_err(TKC_ECOMPILE, "CPU: %s failed compiling kernel %s: %.*s%s\n%s", cc, k->name, elen, ls, where, log);
+}
+
+/* checks that the kernel declares what the launch will pass */
+static tkc_status check_signature(const tkc_kernel *k) {
+  if (!k->uops) return TKC_OK;
+  int64_t maxbuf = -1;
+  int nv = 0;
+  for (size_t i = 0; i < k->nuops; i++) {
+    const tkc_uop *u = k->uops[i];
+    if (u->op == TKC_OP_DEFINE_GLOBAL && u->arg.kind == TKC_ARG_INT && u->arg.v.i > maxbuf) maxbuf = u->arg.v.i;
+    if (u->op == TKC_OP_DEFINE_VAR) nv++;
+  }
+  if (maxbuf + 1 != k->nbufs || nv != k->nvars)
+    return tkc_err(TKC_EINTERNAL, "CPU: kernel %s declares %lld buffers and %d variables but the program passes %d and %d",
+                   k->name, (long long)(maxbuf + 1), nv, k->nbufs, k->nvars);
+  return TKC_OK;
+}
+
+static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
+  if (!handle) return tkc_err(TKC_EINVAL, "CPU: compile needs a handle pointer");
+  *handle = NULL;
+  if (!k || !k->name || !k->source || k->nbufs < 0 || k->nvars < 0)
+    return tkc_err(TKC_EINVAL, "CPU: compile of an incomplete kernel");
+  tkc_status st = check_signature(k);
+  if (st) return st;
+  if (tkc_debug_level() >= 4) fprintf(stderr, "%s\n", k->source);
+  char why[600];
+  if (!cpu_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "CPU: %s", why);
+
+  const char *tmp = getenv("TMPDIR");
+  if (!tmp || !*tmp) tmp = "/tmp";
+  char dir[4096], src[4200], out[4200], log[4200];
+  if ((size_t)snprintf(dir, sizeof dir, "%s/tkc-XXXXXX", tmp) >= sizeof dir) return tkc_err(TKC_ERUNTIME, "CPU: $TMPDIR is too long");
+  if (!mkdtemp(dir)) return tkc_err(TKC_ERUNTIME, "CPU: cannot create a temporary directory in %s: %s", tmp, strerror(errno));
+  snprintf(src, sizeof src, "%s/kernel.c", dir);
+  snprintf(out, sizeof out, "%s/kernel.so", dir);
+  snprintf(log, sizeof log, "%s/cc.log", dir);
+
+  cpu_prog *p = NULL;
+  char *msg = NULL;
+  FILE *f = fopen(src, "wb");
+  size_t slen = strlen(k->source);
+  if (!f || fwrite(k->source, 1, slen, f) != slen || fclose(f) != 0) {
+    int e = errno;
+    if (f) fclose(f);
+    f = NULL;
+    st = tkc_err(TKC_ERUNTIME, "CPU: cannot write %s: %s", src, strerror(e));
+    goto cleanup;
+  }
+  f = NULL;
+
+  char *argv[TKC_COUNTOF(cc_words) + TKC_COUNTOF(cc_flags) + 8];
+  int na = 0;
+  for (int i = 0; i < cc_nwords; i++) argv[na++] = cc_words[i];
+  for (size_t i = 0; i < TKC_COUNTOF(cc_flags); i++) argv[na++] = (char *)cc_flags[i];
+  argv[na++] = (char *)"-o";
+  argv[na++] = out;
+  argv[na++] = src;
+  argv[na++] = (char *)"-lm";
+  argv[na] = NULL;
+  int err;
+  int rc = run_quiet(argv, log, &err);
+  if (rc < 0) {
+    st = tkc_err(TKC_ECOMPILE, "CPU: cannot run %s: %s", cc_words[0], strerror(err));
+    goto cleanup;
+  }
+  if (rc != 0) {
+    msg = read_file(log, 64 * 1024);
+    if (msg) {
+      char pre[4200];
+      snprintf(pre, sizeof pre, "%s/", dir);
+      strip_all(msg, pre);
+    }
+    st = compile_error(k, rc, msg);
+    goto cleanup;
+  }
+
+  p = calloc(1, sizeof *p);
+  if (!p) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
+  p->nbufs = k->nbufs;
+  p->nvars = k->nvars;
+  p->dl = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl) {
+    const char *de = dlerror();
+    st = tkc_err(TKC_ECOMPILE, "CPU: cannot load the compiled kernel %s: %s", k->name, de ? de : "dlopen failed");
+    goto cleanup;
+  }
+  void *sym = dlsym(p->dl, k->name);
+  if (!sym) {
+    st = tkc_err(TKC_ECOMPILE, "CPU: the compiled object has no function %s", k->name);
+    goto cleanup;
+  }
+  memcpy(&p->fn, &sym, sizeof p->fn); /* object -> function pointer without a cast warning */
+  int nargs = k->nbufs + k->nvars;
+  if (nargs) {
+    p->atypes = malloc((size_t)nargs * sizeof *p->atypes);
+    if (!p->atypes) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
+    for (int i = 0; i < k->nbufs; i++) p->atypes[i] = &ffi_type_pointer;
+    for (int i = 0; i < k->nvars; i++) p->atypes[k->nbufs + i] = &ffi_type_sint;
+  }
+  if (ffi_prep_cif(&p->cif, FFI_DEFAULT_ABI, (unsigned)nargs, &ffi_type_void, p->atypes) != FFI_OK) {
+    st = tkc_err(TKC_EINTERNAL, "CPU: ffi_prep_cif failed for %d arguments", nargs);
+    goto cleanup;
+  }
+  st = TKC_OK;
+
+cleanup:
+  free(msg);
+  unlink(src);
+  unlink(out);
+  unlink(log);
+  rmdir(dir);
+  if (st != TKC_OK) {
+    if (p) {
+      if (p->dl) dlclose(p->dl);
+      free(p->atypes);
+      free(p);
+    }
+    return st;
+  }
+  *handle = p;
+  return TKC_OK;
+}
+
+static void cpu_release(void *handle) {
+  cpu_prog *p = handle;
+  if (!p) return;
+  if (p->dl) dlclose(p->dl);
+  free(p->atypes);
+  free(p);
+}
+
+/* ---------------------------------------------------------------- launch */
+
+static tkc_status cpu_launch(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars) {
+  cpu_prog *p = handle;
+  if (!p || !p->fn) return tkc_err(TKC_EINVAL, "CPU: launch of a kernel that was not compiled");
+  if ((p->nbufs && !bufs) || (p->nvars && !vars)) return tkc_err(TKC_EINVAL, "CPU: launch without its buffers/variables");
+  enum { NSTACK = 32 };
+  void *ptr_s[NSTACK], *val_s[2 * NSTACK];
+  int int_s[NSTACK];
+  void **ptrs = ptr_s, **vals = val_s;
+  int *ints = int_s;
+  bool heap = p->nbufs > NSTACK || p->nvars > NSTACK;
+  if (heap) {
+    ptrs = malloc(((size_t)p->nbufs + 1) * sizeof *ptrs);
+    vals = malloc(((size_t)p->nbufs + (size_t)p->nvars + 1) * sizeof *vals);
+    ints = malloc(((size_t)p->nvars + 1) * sizeof *ints);
+    if (!ptrs || !vals || !ints) {
+      free(ptrs), free(vals), free(ints);
+      return tkc_err(TKC_ENOMEM, "CPU: out of memory launching %s", k ? k->name : "a kernel");
+    }
+  }
+  for (int i = 0; i < p->nbufs; i++) {
+    ptrs[i] = bufs[i];
+    vals[i] = &ptrs[i];
+  }
+  for (int i = 0; i < p->nvars; i++) {
+    ints[i] = (int)vars[i];
+    vals[p->nbufs + i] = &ints[i];
+  }
+  ffi_arg ret = 0;
+  ffi_call(&p->cif, FFI_FN(p->fn), &ret, vals);
+  if (heap) free(ptrs), free(vals), free(ints);
+  return TKC_OK;
+}
+
+const tkc_device_impl tkc_device_cpu = {
+    .name = "CPU",
+    .renderer = "C",
+    .available = cpu_available,
+    .alloc = cpu_alloc,
+    .free = cpu_free,
+    .copyin = cpu_copy,
+    .copyout = cpu_copy,
+    .compile = cpu_compile,
+    .release = cpu_release,
+    .launch = cpu_launch,
+};

@@ -1,0 +1,91 @@
+/* Helpers shared by the kernel suites: build lowered kernels by hand, run them on a device,
+ * independent reference conversions for float16/bfloat16. Header-only, included by tests. */
+#ifndef TKC_TEST_KERNEL_UTIL_H
+#define TKC_TEST_KERNEL_UTIL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tkc/runtime.h"
+
+static inline tkc_dt dt_(tkc_dtype d) { return tkc_dt_of(d); }
+static inline tkc_dt ptr_(tkc_dtype d) { return tkc_dt_ptr(tkc_dt_of(d), TKC_SPACE_GLOBAL, -1); }
+static inline tkc_uop *k_op(tkc_graph *g, tkc_op op, tkc_dt dt, int n, tkc_uop *a, tkc_uop *b, tkc_uop *c) {
+  tkc_uop *s[3] = {a, b, c};
+  return tkc_uop_new(g, op, dt, n, s, tkc_arg_none());
+}
+static inline tkc_uop *k_int(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, dt_(TKC_INT32), v); }
+static inline tkc_uop *k_buf(tkc_graph *g, int n, tkc_dtype d) {
+  return tkc_uop_new(g, TKC_OP_DEFINE_GLOBAL, ptr_(d), 0, NULL, tkc_arg_int(n));
+}
+static inline tkc_uop *k_range(tkc_graph *g, int64_t end, int axis) { return tkc_uop_range(g, k_int(g, 0), k_int(g, end), axis); }
+static inline tkc_uop *k_range_to(tkc_graph *g, tkc_uop *end, int axis) { return tkc_uop_range(g, k_int(g, 0), end, axis); }
+static inline tkc_uop *k_index(tkc_graph *g, tkc_uop *b, tkc_uop *idx) { return k_op(g, TKC_OP_INDEX, b->dtype, 2, b, idx, NULL); }
+static inline tkc_uop *k_index_gated(tkc_graph *g, tkc_uop *b, tkc_uop *idx, tkc_uop *gate) {
+  return k_op(g, TKC_OP_INDEX, b->dtype, 3, b, idx, gate);
+}
+static inline tkc_uop *k_load(tkc_graph *g, tkc_uop *b, tkc_uop *idx) {
+  return k_op(g, TKC_OP_LOAD, tkc_dt_base(b->dtype), 1, k_index(g, b, idx), NULL, NULL);
+}
+static inline tkc_uop *k_store(tkc_graph *g, tkc_uop *b, tkc_uop *idx, tkc_uop *v) {
+  return k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_index(g, b, idx), v, NULL);
+}
+static inline tkc_uop *k_add(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return tkc_uop_alu2(g, TKC_OP_ADD, a, b); }
+static inline tkc_uop *k_mul(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return tkc_uop_alu2(g, TKC_OP_MUL, a, b); }
+static inline tkc_uop *k_sink1(tkc_graph *g, tkc_uop *st) { return tkc_uop_sink(g, 1, &st); }
+
+/* Runs sink on device dev with nbufs host arrays (copied in, launched, copied back into the same
+ * arrays). Returns the launch status (compile errors included). */
+static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int nbufs, const tkc_dtype *dts,
+                               const size_t *ns, void **host, const int64_t *vars, int nvars) {
+  tkc_device *d = tkc_device_get(dev);
+  if (!d) return tkc_last_status();
+  tkc_program *p = tkc_program_new(d, g, sink, "test_kernel");
+  if (!p) return tkc_last_status();
+  tkc_buffer *bufs[16] = {0};
+  tkc_status st = TKC_OK;
+  for (int i = 0; i < nbufs && !st; i++) {
+    bufs[i] = tkc_buffer_new(d, dts[i], ns[i]);
+    st = bufs[i] ? tkc_buffer_copyin(bufs[i], host[i], ns[i] * tkc_dtype_size(dts[i])) : tkc_last_status();
+  }
+  if (!st) st = tkc_program_launch(p, bufs, nbufs, vars, nvars);
+  for (int i = 0; i < nbufs && !st; i++) st = tkc_buffer_copyout(bufs[i], host[i], ns[i] * tkc_dtype_size(dts[i]));
+  for (int i = 0; i < nbufs; i++) tkc_buffer_free(bufs[i]);
+  tkc_program_free(p);
+  return st;
+}
+
+/* ---- independent float16 / bfloat16 references (not the library's converters) ---- */
+
+/* exact value of a half bit pattern */
+static inline double ref_half_value(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+  return (h & 0x8000) ? -v : v;
+}
+/* nearest half (ties to even) by searching the ordered table of positive halves */
+static inline uint16_t ref_half_bits(double x) {
+  if (isnan(x)) return 0x7e00;
+  uint16_t sign = signbit(x) ? 0x8000 : 0;
+  double a = fabs(x);
+  if (a >= 65520.0) return sign | 0x7c00;
+  unsigned lo = 0, hi = 0x7bff; /* positive finite halves are increasing in their bit pattern */
+  while (lo < hi) { /* largest pattern with value <= a */
+    unsigned mid = (lo + hi + 1) / 2;
+    if (ref_half_value((uint16_t)mid) <= a) lo = mid; else hi = mid - 1;
+  }
+  unsigned best = lo;
+  if (lo < 0x7bff) {
+    double d0 = a - ref_half_value((uint16_t)lo), d1 = ref_half_value((uint16_t)(lo + 1)) - a;
+    if (d1 < d0 || (d1 == d0 && (lo & 1))) best = lo + 1;
+  } else if (a > 65504.0) best = 0x7bff;
+  return (uint16_t)(sign | best);
+}
+static inline double ref_bf16_value(uint16_t b) {
+  uint32_t u = (uint32_t)b << 16;
+  float f;
+  memcpy(&f, &u, 4);
+  return f;
+}
+
+#endif

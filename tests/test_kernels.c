@@ -1,0 +1,858 @@
+/* Hand-built kernels (as tinygrad's lowerer makes them) run on every available device — the CPU
+ * (C compiler + dlopen + libffi) and INTERP — and compared with plain C reference loops. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <stdio.h>
+#include "kernel_util.h"
+
+static const char *const DEVICES[] = {"INTERP", "CPU"};
+#define FOR_DEVICES(dev)                                                                  \
+  for (size_t di_ = 0; di_ < sizeof DEVICES / sizeof *DEVICES; di_++)                    \
+    for (const char *dev = DEVICES[di_]; dev; dev = NULL)                                 \
+      if (!tkc_device_available(dev)) { printf("skipped on %s: unavailable\n", dev); } else
+
+static uint64_t rng_state = 0x2545F4914F6CDD1Dull;
+static uint64_t rnd(void) {
+  rng_state ^= rng_state << 13;
+  rng_state ^= rng_state >> 7;
+  rng_state ^= rng_state << 17;
+  return rng_state;
+}
+static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0; }
+
+/* ---------------------------------------------------------------- typed element access */
+
+static double get_f(const void *p, tkc_dtype dt, size_t i) {
+  switch (dt) {
+  case TKC_FLOAT32: return ((const float *)p)[i];
+  case TKC_FLOAT64: return ((const double *)p)[i];
+  case TKC_FLOAT16: return ref_half_value(((const uint16_t *)p)[i]);
+  case TKC_BFLOAT16: return ref_bf16_value(((const uint16_t *)p)[i]);
+  default: return 0;
+  }
+}
+static int64_t get_i(const void *p, tkc_dtype dt, size_t i) {
+  switch (dt) {
+  case TKC_BOOL: return ((const uint8_t *)p)[i] != 0;
+  case TKC_INT8: return ((const int8_t *)p)[i];
+  case TKC_UINT8: return ((const uint8_t *)p)[i];
+  case TKC_INT16: return ((const int16_t *)p)[i];
+  case TKC_UINT16: return ((const uint16_t *)p)[i];
+  case TKC_INT32: return ((const int32_t *)p)[i];
+  case TKC_UINT32: return ((const uint32_t *)p)[i];
+  case TKC_INT64: case TKC_UINT64: return ((const int64_t *)p)[i];
+  default: return (int64_t)get_f(p, dt, i);
+  }
+}
+static uint16_t bf16_trunc_bits(float f) { /* tinygrad's truncate_bf16 */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)(u >> 16);
+}
+/* stores the C-cast of integer v / float f into element i */
+static void put_i(void *p, tkc_dtype dt, size_t i, int64_t v) {
+  switch (dt) {
+  case TKC_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+  case TKC_INT8: case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  case TKC_INT16: case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+  case TKC_INT32: case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  case TKC_INT64: case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  case TKC_FLOAT32: ((float *)p)[i] = (float)v; break;
+  case TKC_FLOAT64: ((double *)p)[i] = (double)v; break;
+  case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits((double)v); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16_trunc_bits((float)v); break;
+  default: break;
+  }
+}
+static void put_f(void *p, tkc_dtype dt, size_t i, double f) {
+  switch (dt) {
+  case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
+  case TKC_FLOAT64: ((double *)p)[i] = f; break;
+  case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits(f); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16_trunc_bits((float)f); break;
+  case TKC_BOOL: ((uint8_t *)p)[i] = f != 0; break;
+  case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)f; break; /* f >= 0 in the tests */
+  case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)f; break;
+  case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)f; break;
+  case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)f; break;
+  default: put_i(p, dt, i, (int64_t)f); break;
+  }
+}
+
+static void *alloc_elems(tkc_dtype dt, size_t n) { return calloc(n ? n : 1, tkc_dtype_size(dt)); }
+
+/* random data suited to dt (halves kept small so float sums are exact before rounding) */
+static void fill_random(void *p, tkc_dtype dt, size_t n) {
+  for (size_t i = 0; i < n; i++) {
+    if (tkc_dtype_is_float(dt)) put_f(p, dt, i, dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? (rnd_unit() * 8 - 4) : (rnd_unit() * 200 - 100));
+    else put_i(p, dt, i, (int64_t)rnd());
+  }
+}
+
+static void assert_same_elems(const void *got, const void *want, tkc_dtype dt, size_t n, double tol, const char *what) {
+  for (size_t i = 0; i < n; i++) {
+    if (tkc_dtype_is_float(dt)) {
+      double a = get_f(got, dt, i), b = get_f(want, dt, i);
+      if (a == b || (isnan(a) && isnan(b))) continue;
+      if (!(fabs(a - b) <= tol * fmax(1.0, fabs(b)))) {
+        fprintf(stderr, "%s: %s element %zu: got %.9g want %.9g\n", what, tkc_dtype_name(dt), i, a, b);
+        fail();
+      }
+    } else if (get_i(got, dt, i) != get_i(want, dt, i)) {
+      fprintf(stderr, "%s: %s element %zu: got %lld want %lld\n", what, tkc_dtype_name(dt), i, (long long)get_i(got, dt, i), (long long)get_i(want, dt, i));
+      fail();
+    }
+  }
+}
+
+/* Elementwise out[i] = op(a[i], b[i]) over n elements of dt: the kernel and its launch. */
+static tkc_uop *elementwise2(tkc_graph *g, tkc_op op, tkc_dtype dt, tkc_dtype out_dt, int n) {
+  tkc_uop *out = k_buf(g, 0, out_dt), *a = k_buf(g, 1, dt), *b = k_buf(g, 2, dt);
+  tkc_uop *r = k_range(g, n, 0);
+  return k_sink1(g, k_store(g, out, r, tkc_uop_alu2(g, op, k_load(g, a, r), k_load(g, b, r))));
+}
+
+static void run3(const char *dev, tkc_graph *g, tkc_uop *sink, tkc_dtype o, tkc_dtype in, void *out, void *a, void *b, size_t n) {
+  tkc_dtype dts[3] = {o, in, in};
+  size_t ns[3] = {n, n, n};
+  void *host[3] = {out, a, b};
+  tkc_status st = k_run(dev, g, sink, 3, dts, ns, host, NULL, 0);
+  if (st) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
+  assert_int_equal(st, TKC_OK);
+}
+
+/* ---------------------------------------------------------------- 1: elementwise on every dtype */
+
+static void test_add_every_dtype(void **state) {
+  (void)state;
+  const size_t n = 37;
+  for (int d = 0; d < TKC_VOID; d++) {
+    tkc_dtype dt = (tkc_dtype)d;
+    void *a = alloc_elems(dt, n), *b = alloc_elems(dt, n), *want = alloc_elems(dt, n);
+    fill_random(a, dt, n);
+    fill_random(b, dt, n);
+    for (size_t i = 0; i < n; i++) {
+      if (dt == TKC_BOOL) put_i(want, dt, i, get_i(a, dt, i) || get_i(b, dt, i));
+      else if (dt == TKC_BFLOAT16) ((uint16_t *)want)[i] = bf16_trunc_bits((float)(get_f(a, dt, i) + get_f(b, dt, i)));
+      else if (tkc_dtype_is_float(dt)) put_f(want, dt, i, get_f(a, dt, i) + get_f(b, dt, i));
+      else put_i(want, dt, i, (int64_t)((uint64_t)get_i(a, dt, i) + (uint64_t)get_i(b, dt, i)));
+    }
+    FOR_DEVICES(dev) {
+      tkc_graph *g = tkc_graph_new();
+      void *out = alloc_elems(dt, n);
+      run3(dev, g, elementwise2(g, TKC_OP_ADD, dt, dt, (int)n), dt, dt, out, a, b, n);
+      assert_same_elems(out, want, dt, n, dt == TKC_FLOAT32 ? 1e-6 : 0, dev);
+      free(out);
+      tkc_graph_free(g);
+    }
+    free(a); free(b); free(want);
+  }
+}
+
+/* ---------------------------------------------------------------- 2: casts between all dtype pairs */
+
+static void test_cast_all_pairs(void **state) {
+  (void)state;
+  const size_t n = 9;
+  const double fvals[9] = {0.0, 0.5, 1.0, 2.75, 3.0, 9.9, 42.25, 99.0, 100.5}; /* in range of every target */
+  const int64_t ivals[9] = {0, 1, -1, 7, -100, 127, 100, -128, 55};
+  for (int s = 0; s < TKC_VOID; s++) {
+    tkc_dtype src = (tkc_dtype)s;
+    void *in = alloc_elems(src, n);
+    for (size_t i = 0; i < n; i++) {
+      if (tkc_dtype_is_float(src)) put_f(in, src, i, fvals[i]);
+      else put_i(in, src, i, src == TKC_BOOL ? (int64_t)(i & 1) : ivals[i]);
+    }
+    void *want[TKC_VOID], *got[TKC_VOID];
+    for (int t = 0; t < TKC_VOID; t++) {
+      want[t] = alloc_elems((tkc_dtype)t, n);
+      for (size_t i = 0; i < n; i++) {
+        if (tkc_dtype_is_float(src)) put_f(want[t], (tkc_dtype)t, i, get_f(in, src, i));
+        else if ((tkc_dtype)t == TKC_UINT64 || !tkc_dtype_is_float((tkc_dtype)t) || !tkc_dtype_is_unsigned(src)) put_i(want[t], (tkc_dtype)t, i, get_i(in, src, i));
+        else put_f(want[t], (tkc_dtype)t, i, (double)(uint64_t)get_i(in, src, i));
+      }
+    }
+    FOR_DEVICES(dev) {
+      tkc_graph *g = tkc_graph_new();
+      tkc_uop *inb = k_buf(g, TKC_VOID, src), *r = k_range(g, (int64_t)n, 0), *stores[TKC_VOID];
+      tkc_uop *v = k_load(g, inb, r);
+      tkc_dtype dts[TKC_VOID + 1];
+      size_t ns[TKC_VOID + 1];
+      void *host[TKC_VOID + 1];
+      for (int t = 0; t < TKC_VOID; t++) {
+        stores[t] = k_store(g, k_buf(g, t, (tkc_dtype)t), r, tkc_uop_cast(g, v, dt_((tkc_dtype)t)));
+        got[t] = alloc_elems((tkc_dtype)t, n);
+        dts[t] = (tkc_dtype)t; ns[t] = n; host[t] = got[t];
+      }
+      dts[TKC_VOID] = src; ns[TKC_VOID] = n; host[TKC_VOID] = in;
+      tkc_status st = k_run(dev, g, tkc_uop_sink(g, TKC_VOID, stores), TKC_VOID + 1, dts, ns, host, NULL, 0);
+      if (st) fprintf(stderr, "%s cast from %s: %s\n", dev, tkc_dtype_name(src), tkc_last_error());
+      assert_int_equal(st, TKC_OK);
+      for (int t = 0; t < TKC_VOID; t++) {
+        char what[64];
+        snprintf(what, sizeof what, "%s cast %s->%s", dev, tkc_dtype_name(src), tkc_dtype_name((tkc_dtype)t));
+        assert_same_elems(got[t], want[t], (tkc_dtype)t, n, 0, what);
+        free(got[t]);
+      }
+      tkc_graph_free(g);
+    }
+    for (int t = 0; t < TKC_VOID; t++) free(want[t]);
+    free(in);
+  }
+}
+
+/* ---------------------------------------------------------------- 3: bitcasts */
+
+static void test_bitcasts(void **state) {
+  (void)state;
+  const tkc_dtype pairs[][2] = {{TKC_FLOAT32, TKC_INT32}, {TKC_INT32, TKC_FLOAT32}, {TKC_UINT32, TKC_FLOAT32},
+                                {TKC_FLOAT64, TKC_INT64}, {TKC_INT64, TKC_UINT64}, {TKC_FLOAT16, TKC_INT16}, {TKC_UINT16, TKC_INT16}};
+  const size_t n = 16;
+  for (size_t k = 0; k < sizeof pairs / sizeof *pairs; k++) {
+    tkc_dtype from = pairs[k][0], to = pairs[k][1];
+    void *in = alloc_elems(from, n);
+    if (tkc_dtype_is_float(from)) fill_random(in, from, n);
+    else for (size_t i = 0; i < n; i++) put_i(in, from, i, (int64_t)(rnd() & 0x3f7fffffffffffffull)); /* finite floats */
+    FOR_DEVICES(dev) {
+      tkc_graph *g = tkc_graph_new();
+      tkc_uop *out = k_buf(g, 0, to), *a = k_buf(g, 1, from), *r = k_range(g, (int64_t)n, 0);
+      tkc_uop *sink = k_sink1(g, k_store(g, out, r, tkc_uop_bitcast(g, k_load(g, a, r), dt_(to))));
+      void *got = alloc_elems(to, n);
+      tkc_dtype dts[2] = {to, from};
+      size_t ns[2] = {n, n};
+      void *host[2] = {got, in};
+      tkc_status st = k_run(dev, g, sink, 2, dts, ns, host, NULL, 0);
+      if (st) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
+      assert_int_equal(st, TKC_OK);
+      assert_memory_equal(got, in, n * tkc_dtype_size(to));
+      free(got);
+      tkc_graph_free(g);
+    }
+    free(in);
+  }
+}
+
+/* ---------------------------------------------------------------- 4-6: reductions with accumulators */
+
+/* out[i] = reduce_k op(acc, a[i*K+k]) with acc starting at init */
+static tkc_uop *reduce_rows(tkc_graph *g, tkc_op op, tkc_dtype dt, int rows, int cols, tkc_uop *init) {
+  tkc_uop *out = k_buf(g, 0, dt), *a = k_buf(g, 1, dt);
+  tkc_uop *ri = k_range(g, rows, 0), *rk = k_range(g, cols, 1);
+  tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(dt), 2, init, rk, NULL);
+  tkc_uop *x = k_load(g, a, k_add(g, k_mul(g, ri, k_int(g, cols)), rk));
+  tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(dt), 2, acc, tkc_uop_alu2(g, op, acc, x), NULL);
+  return k_sink1(g, k_store(g, out, ri, upd));
+}
+
+static void check_reduce(tkc_op op, tkc_dtype dt, double init) {
+  const int rows = 5, cols = 7;
+  void *a = alloc_elems(dt, (size_t)rows * cols), *want = alloc_elems(dt, (size_t)rows);
+  fill_random(a, dt, (size_t)rows * cols);
+  for (int i = 0; i < rows; i++) {
+    double facc = init;
+    uint64_t iacc = (uint64_t)(int64_t)init;
+    for (int k = 0; k < cols; k++) {
+      size_t j = (size_t)i * cols + k;
+      if (tkc_dtype_is_float(dt)) facc = op == TKC_OP_ADD ? (double)(float)(facc + get_f(a, dt, j)) : fmax(facc, get_f(a, dt, j));
+      else if (op == TKC_OP_ADD) iacc += (uint64_t)get_i(a, dt, j);
+      else iacc = (uint64_t)((int64_t)iacc > get_i(a, dt, j) ? (int64_t)iacc : get_i(a, dt, j));
+    }
+    if (tkc_dtype_is_float(dt)) put_f(want, dt, (size_t)i, facc);
+    else put_i(want, dt, (size_t)i, (int64_t)iacc);
+  }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *init_u = tkc_dtype_is_float(dt) ? tkc_uop_const_float(g, dt_(dt), init) : tkc_uop_const_int(g, dt_(dt), (int64_t)init);
+    void *out = alloc_elems(dt, (size_t)rows);
+    tkc_dtype dts[2] = {dt, dt};
+    size_t ns[2] = {(size_t)rows, (size_t)rows * cols};
+    void *host[2] = {out, a};
+    tkc_status st = k_run(dev, g, reduce_rows(g, op, dt, rows, cols, init_u), 2, dts, ns, host, NULL, 0);
+    if (st) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
+    assert_int_equal(st, TKC_OK);
+    assert_same_elems(out, want, dt, (size_t)rows, 1e-5, dev);
+    free(out);
+    tkc_graph_free(g);
+  }
+  free(a);
+  free(want);
+}
+
+static void test_sum_float(void **state) { (void)state; check_reduce(TKC_OP_ADD, TKC_FLOAT32, 0.0); }
+static void test_sum_int_wraps(void **state) { (void)state; check_reduce(TKC_OP_ADD, TKC_INT32, 0.0); }
+static void test_max_float(void **state) { (void)state; check_reduce(TKC_OP_MAX, TKC_FLOAT32, -INFINITY); }
+static void test_max_int64(void **state) { (void)state; check_reduce(TKC_OP_MAX, TKC_INT64, -9.2e18); }
+
+/* ---------------------------------------------------------------- 7-8: nested ranges */
+
+static void test_transpose_nested(void **state) {
+  (void)state;
+  const int R = 6, C = 5;
+  float a[30], want[30];
+  for (int i = 0; i < R * C; i++) a[i] = (float)(rnd_unit() * 10);
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < C; j++) want[j * R + i] = a[i * C + j];
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32);
+    tkc_uop *ri = k_range(g, R, 0), *rj = k_range(g, C, 1);
+    tkc_uop *sink = k_sink1(g, k_store(g, out, k_add(g, k_mul(g, rj, k_int(g, R)), ri), k_load(g, in, k_add(g, k_mul(g, ri, k_int(g, C)), rj))));
+    float got[30] = {0};
+    tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[2] = {30, 30};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+static void test_three_level_nest(void **state) {
+  (void)state;
+  const int B = 3, R = 4, C = 5, N = B * R * C;
+  double a[60], want[60];
+  for (int i = 0; i < N; i++) { a[i] = rnd_unit() * 4 - 2; want[i] = a[i] * 2.0 + 1.0; }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT64), *in = k_buf(g, 1, TKC_FLOAT64);
+    tkc_uop *rb = k_range(g, B, 0), *ri = k_range(g, R, 1), *rj = k_range(g, C, 2);
+    tkc_uop *idx = k_add(g, k_add(g, k_mul(g, rb, k_int(g, R * C)), k_mul(g, ri, k_int(g, C))), rj);
+    tkc_uop *v = k_add(g, k_mul(g, k_load(g, in, idx), tkc_uop_const_float(g, dt_(TKC_FLOAT64), 2.0)), tkc_uop_const_float(g, dt_(TKC_FLOAT64), 1.0));
+    double got[60];
+    tkc_dtype dts[2] = {TKC_FLOAT64, TKC_FLOAT64};
+    size_t ns[2] = {60, 60};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, idx, v)), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 9-10: gated loads and stores */
+
+/* out[i] = i >= 3 ? a[i-3] : 0  (a pad by 3), as a masked INDEX */
+static void test_gated_load_pad(void **state) {
+  (void)state;
+  const int n = 10;
+  float a[10], want[13];
+  for (int i = 0; i < n; i++) a[i] = (float)(i + 1) * 1.5f;
+  for (int i = 0; i < n + 3; i++) want[i] = i >= 3 ? a[i - 3] : 0.0f;
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32), *r = k_range(g, n + 3, 0);
+    tkc_uop *gate = tkc_uop_alu2(g, TKC_OP_CMPNE, tkc_uop_alu2(g, TKC_OP_CMPLT, r, k_int(g, 3)), tkc_uop_const_int(g, dt_(TKC_BOOL), 1));
+    tkc_uop *ld = k_op(g, TKC_OP_LOAD, dt_(TKC_FLOAT32), 1, k_index_gated(g, in, k_add(g, r, k_int(g, -3)), gate), NULL, NULL);
+    float got[13];
+    memset(got, 0xff, sizeof got);
+    tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[2] = {13, 10};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, r, ld)), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* out[i] = a[i] only where a[i] > 0 (a store under an IF); elsewhere out keeps its value */
+static void test_gated_store(void **state) {
+  (void)state;
+  int32_t a[20], want[20];
+  for (int i = 0; i < 20; i++) { a[i] = (int32_t)(rnd() % 21) - 10; want[i] = a[i] > 0 ? a[i] : -777; }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_INT32), *in = k_buf(g, 1, TKC_INT32), *r = k_range(g, 20, 0);
+    tkc_uop *v = k_load(g, in, r);
+    tkc_uop *gate = tkc_uop_alu2(g, TKC_OP_CMPLT, k_int(g, 0), v);
+    tkc_uop *st = k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_index_gated(g, out, r, gate), v, NULL);
+    int32_t got[20];
+    for (int i = 0; i < 20; i++) got[i] = -777;
+    tkc_dtype dts[2] = {TKC_INT32, TKC_INT32};
+    size_t ns[2] = {20, 20};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, k_sink1(g, st), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 11: where / cmp / bool logic */
+
+static void test_where_cmp_bool(void **state) {
+  (void)state;
+  const int n = 24;
+  float a[24], b[24], want[24];
+  uint8_t wantb[24];
+  for (int i = 0; i < n; i++) {
+    a[i] = (float)(int)(rnd() % 7) - 3;
+    b[i] = (float)(int)(rnd() % 7) - 3;
+    int c = (a[i] < b[i]) && (a[i] != 0.0f);
+    wantb[i] = (uint8_t)c;
+    want[i] = c ? a[i] : b[i];
+  }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *outb = k_buf(g, 1, TKC_BOOL), *ab = k_buf(g, 2, TKC_FLOAT32), *bb = k_buf(g, 3, TKC_FLOAT32);
+    tkc_uop *r = k_range(g, n, 0), *x = k_load(g, ab, r), *y = k_load(g, bb, r);
+    tkc_uop *c = tkc_uop_alu2(g, TKC_OP_AND, tkc_uop_alu2(g, TKC_OP_CMPLT, x, y), tkc_uop_alu2(g, TKC_OP_CMPNE, x, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0)));
+    tkc_uop *st[2] = {k_store(g, out, r, tkc_uop_alu3(g, TKC_OP_WHERE, c, x, y)), k_store(g, outb, r, c)};
+    float got[24];
+    uint8_t gotb[24];
+    tkc_dtype dts[4] = {TKC_FLOAT32, TKC_BOOL, TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[4] = {24, 24, 24, 24};
+    void *host[4] = {got, gotb, a, b};
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 4, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    assert_memory_equal(gotb, wantb, sizeof wantb);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 12: int division / modulo with negatives */
+
+static void check_divmod(tkc_dtype dt) {
+  const size_t n = 40;
+  void *a = alloc_elems(dt, n), *b = alloc_elems(dt, n), *wq = alloc_elems(dt, n), *wr = alloc_elems(dt, n);
+  for (size_t i = 0; i < n; i++) {
+    int64_t x = (int64_t)(rnd() % 201) - 100, y = (int64_t)(rnd() % 19) - 9;
+    if (y == 0) y = 3;
+    put_i(a, dt, i, x);
+    put_i(b, dt, i, y);
+    put_i(wq, dt, i, x / y); /* C: truncation toward zero, remainder has the dividend's sign */
+    put_i(wr, dt, i, x % y);
+  }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *q = k_buf(g, 0, dt), *rm = k_buf(g, 1, dt), *ab = k_buf(g, 2, dt), *bb = k_buf(g, 3, dt), *r = k_range(g, (int64_t)n, 0);
+    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, bb, r);
+    tkc_uop *st[2] = {k_store(g, q, r, tkc_uop_alu2(g, TKC_OP_IDIV, x, y)), k_store(g, rm, r, tkc_uop_alu2(g, TKC_OP_MOD, x, y))};
+    void *gq = alloc_elems(dt, n), *gr = alloc_elems(dt, n);
+    tkc_dtype dts[4] = {dt, dt, dt, dt};
+    size_t ns[4] = {n, n, n, n};
+    void *host[4] = {gq, gr, a, b};
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 4, dts, ns, host, NULL, 0), TKC_OK);
+    assert_same_elems(gq, wq, dt, n, 0, dev);
+    assert_same_elems(gr, wr, dt, n, 0, dev);
+    free(gq); free(gr);
+    tkc_graph_free(g);
+  }
+  free(a); free(b); free(wq); free(wr);
+}
+static void test_divmod_int32(void **state) { (void)state; check_divmod(TKC_INT32); }
+static void test_divmod_int8(void **state) { (void)state; check_divmod(TKC_INT8); }
+static void test_divmod_int64(void **state) { (void)state; check_divmod(TKC_INT64); }
+
+/* ---------------------------------------------------------------- 13, 25: vector loads/stores, GEP */
+
+/* out4[i] = a4[i] * (2,3,4,5) with float4 loads/stores, and rev[i] = a4[i] lanes reversed via GEP */
+static void test_float4_load_store(void **state) {
+  (void)state;
+  const int n4 = 6;
+  float a[24], want[24], wrev[24];
+  for (int i = 0; i < 24; i++) a[i] = (float)(rnd_unit() * 10 - 5);
+  for (int i = 0; i < n4; i++)
+    for (int l = 0; l < 4; l++) { want[i * 4 + l] = a[i * 4 + l] * (float)(2 + l); wrev[i * 4 + l] = a[i * 4 + 3 - l]; }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_dt f4 = tkc_dt_vec(dt_(TKC_FLOAT32), 4), f4p = tkc_dt_ptr(f4, TKC_SPACE_GLOBAL, -1);
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *rev = k_buf(g, 1, TKC_FLOAT32), *in = k_buf(g, 2, TKC_FLOAT32), *r = k_range(g, n4, 0);
+    tkc_uop *base = k_mul(g, r, k_int(g, 4));
+    tkc_uop *v = k_op(g, TKC_OP_LOAD, f4, 1, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, in, base), NULL, NULL), NULL, NULL);
+    tkc_uop *lanes[4], *rl[4];
+    for (int l = 0; l < 4; l++) {
+      lanes[l] = tkc_uop_const_float(g, dt_(TKC_FLOAT32), 2.0 + l);
+      tkc_arg i = tkc_arg_int(3 - l);
+      rl[l] = tkc_uop_new(g, TKC_OP_GEP, dt_(TKC_FLOAT32), 1, &v, tkc_arg_tuple(&i, 1));
+    }
+    tkc_uop *k4 = tkc_uop_new(g, TKC_OP_VECTORIZE, f4, 4, lanes, tkc_arg_none());
+    tkc_uop *vr = tkc_uop_new(g, TKC_OP_VECTORIZE, f4, 4, rl, tkc_arg_none());
+    tkc_uop *st[2] = {k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, out, base), NULL, NULL), k_mul(g, v, k4), NULL),
+                      k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, rev, base), NULL, NULL), vr, NULL)};
+    float got[24], grev[24];
+    tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[3] = {24, 24, 24};
+    void *host[3] = {got, grev, a};
+    tkc_status s = k_run(dev, g, tkc_uop_sink(g, 2, st), 3, dts, ns, host, NULL, 0);
+    if (s) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
+    assert_int_equal(s, TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    assert_memory_equal(grev, wrev, sizeof wrev);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 14, 23: symbolic sizes */
+
+static void test_define_var_size(void **state) {
+  (void)state;
+  float a[64], want[64];
+  for (int i = 0; i < 64; i++) a[i] = (float)i - 20.5f;
+  FOR_DEVICES(dev) {
+    for (int64_t nv = 1; nv <= 64; nv += 21) {
+      tkc_graph *g = tkc_graph_new();
+      tkc_uop *n = tkc_uop_var(g, "n", 1, 64);
+      tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32), *r = k_range_to(g, n, 0);
+      tkc_uop *sink = k_sink1(g, k_store(g, out, r, k_mul(g, k_load(g, in, r), tkc_uop_const_float(g, dt_(TKC_FLOAT32), 3.0))));
+      float got[64];
+      for (int i = 0; i < 64; i++) { got[i] = -1.0f; want[i] = i < nv ? a[i] * 3.0f : -1.0f; }
+      tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
+      size_t ns[2] = {64, 64};
+      void *host[2] = {got, a};
+      assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, &nv, 1), TKC_OK);
+      assert_memory_equal(got, want, sizeof want);
+      tkc_graph_free(g);
+    }
+  }
+}
+
+/* out[i] = a[i*s + o] with two variables (passed sorted by name: o, s) */
+static void test_define_var_stride(void **state) {
+  (void)state;
+  int16_t a[100], want[10];
+  for (int i = 0; i < 100; i++) a[i] = (int16_t)(i * 7 - 300);
+  const int64_t vars[2] = {5, 9}; /* o = 5, s = 9 */
+  for (int i = 0; i < 10; i++) want[i] = a[i * 9 + 5];
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *s = tkc_uop_var(g, "s", 1, 9), *o = tkc_uop_var(g, "o", 0, 9);
+    tkc_uop *out = k_buf(g, 0, TKC_INT16), *in = k_buf(g, 1, TKC_INT16), *r = k_range(g, 10, 0);
+    tkc_uop *sink = k_sink1(g, k_store(g, out, r, k_load(g, in, k_add(g, k_mul(g, r, s), o))));
+    int16_t got[10];
+    tkc_dtype dts[2] = {TKC_INT16, TKC_INT16};
+    size_t ns[2] = {10, 100};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, vars, 2), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 15: unary float math */
+
+static void check_unary(tkc_dtype dt) {
+  const tkc_op ops[] = {TKC_OP_EXP2, TKC_OP_LOG2, TKC_OP_SQRT, TKC_OP_SIN, TKC_OP_RECIP, TKC_OP_NEG};
+  const size_t n = 17;
+  void *a = alloc_elems(dt, n);
+  for (size_t i = 0; i < n; i++) put_f(a, dt, i, 0.25 + (double)i * 0.8);
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *in = k_buf(g, 6, dt), *r = k_range(g, (int64_t)n, 0), *x = k_load(g, in, r), *st[6];
+    void *got[7];
+    tkc_dtype dts[7];
+    size_t ns[7];
+    for (int k = 0; k < 6; k++) {
+      st[k] = k_store(g, k_buf(g, k, dt), r, tkc_uop_alu1(g, ops[k], x));
+      got[k] = alloc_elems(dt, n); dts[k] = dt; ns[k] = n;
+    }
+    got[6] = a; dts[6] = dt; ns[6] = n;
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 6, st), 7, dts, ns, got, NULL, 0), TKC_OK);
+    for (int k = 0; k < 6; k++) {
+      void *want = alloc_elems(dt, n);
+      for (size_t i = 0; i < n; i++) {
+        double v = get_f(a, dt, i), w = 0;
+        switch (ops[k]) {
+        case TKC_OP_EXP2: w = exp2(v); break;
+        case TKC_OP_LOG2: w = log2(v); break;
+        case TKC_OP_SQRT: w = sqrt(v); break;
+        case TKC_OP_SIN: w = sin(v); break;
+        case TKC_OP_RECIP: w = 1.0 / v; break;
+        default: w = -v; break;
+        }
+        put_f(want, dt, i, w);
+      }
+      assert_same_elems(got[k], want, dt, n, dt == TKC_FLOAT64 ? 1e-12 : 1e-5, tkc_op_name(ops[k]));
+      free(want);
+      free(got[k]);
+    }
+    tkc_graph_free(g);
+  }
+  free(a);
+}
+static void test_unary_float32(void **state) { (void)state; check_unary(TKC_FLOAT32); }
+static void test_unary_float64(void **state) { (void)state; check_unary(TKC_FLOAT64); }
+
+/* ---------------------------------------------------------------- 16, 17, 21, 22: integer and bool ops */
+
+static void test_bitwise_shifts(void **state) {
+  (void)state;
+  const int n = 32;
+  uint32_t a[32], sh[32], w[5][32];
+  for (int i = 0; i < n; i++) {
+    a[i] = (uint32_t)rnd();
+    sh[i] = (uint32_t)(rnd() % 32);
+    w[0][i] = a[i] << sh[i]; w[1][i] = a[i] >> sh[i]; w[2][i] = a[i] & sh[i]; w[3][i] = a[i] | sh[i]; w[4][i] = a[i] ^ sh[i];
+  }
+  const tkc_op ops[5] = {TKC_OP_SHL, TKC_OP_SHR, TKC_OP_AND, TKC_OP_OR, TKC_OP_XOR};
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *ab = k_buf(g, 5, TKC_UINT32), *sb = k_buf(g, 6, TKC_UINT32), *r = k_range(g, n, 0), *st[5];
+    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, sb, r);
+    uint32_t got[5][32];
+    void *host[7];
+    tkc_dtype dts[7];
+    size_t ns[7];
+    for (int k = 0; k < 5; k++) {
+      st[k] = k_store(g, k_buf(g, k, TKC_UINT32), r, tkc_uop_alu2(g, ops[k], x, y));
+      host[k] = got[k]; dts[k] = TKC_UINT32; ns[k] = 32;
+    }
+    host[5] = a; host[6] = sh; dts[5] = dts[6] = TKC_UINT32; ns[5] = ns[6] = 32;
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 5, st), 7, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, w, sizeof w);
+    tkc_graph_free(g);
+  }
+}
+
+static void test_int64_mul_wrap(void **state) {
+  (void)state;
+  int64_t a[16], b[16], want[16];
+  for (int i = 0; i < 16; i++) { a[i] = (int64_t)rnd(); b[i] = (int64_t)rnd(); want[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i] + 12345u); }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_INT64), *ab = k_buf(g, 1, TKC_INT64), *bb = k_buf(g, 2, TKC_INT64), *r = k_range(g, 16, 0);
+    tkc_uop *v = k_add(g, k_mul(g, k_load(g, ab, r), k_load(g, bb, r)), tkc_uop_const_int(g, dt_(TKC_INT64), 12345));
+    int64_t got[16];
+    run3(dev, g, k_sink1(g, k_store(g, out, r, v)), TKC_INT64, TKC_INT64, got, a, b, 16);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+static void test_bool_logic(void **state) {
+  (void)state;
+  uint8_t a[16], b[16], w[3][16];
+  for (int i = 0; i < 16; i++) {
+    a[i] = (uint8_t)(i & 1); b[i] = (uint8_t)((i >> 1) & 1);
+    w[0][i] = a[i] && b[i]; w[1][i] = a[i] || b[i]; w[2][i] = !(a[i] ^ b[i]);
+  }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *ab = k_buf(g, 3, TKC_BOOL), *bb = k_buf(g, 4, TKC_BOOL), *r = k_range(g, 16, 0);
+    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, bb, r), *t = tkc_uop_const_int(g, dt_(TKC_BOOL), 1);
+    tkc_uop *st[3] = {k_store(g, k_buf(g, 0, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_AND, x, y)),
+                      k_store(g, k_buf(g, 1, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_OR, x, y)),
+                      k_store(g, k_buf(g, 2, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_CMPNE, tkc_uop_alu2(g, TKC_OP_XOR, x, y), t))};
+    uint8_t got[3][16];
+    tkc_dtype dts[5] = {TKC_BOOL, TKC_BOOL, TKC_BOOL, TKC_BOOL, TKC_BOOL};
+    size_t ns[5] = {16, 16, 16, 16, 16};
+    void *host[5] = {got[0], got[1], got[2], a, b};
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 3, st), 5, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, w, sizeof w);
+    tkc_graph_free(g);
+  }
+}
+
+static void test_uint64_compare(void **state) {
+  (void)state;
+  uint64_t a[8] = {0, 1, UINT64_MAX, 1ull << 63, 5, (1ull << 63) - 1, 42, UINT64_MAX - 1};
+  uint64_t b[8] = {1, 0, 0, 1, 5, 1ull << 63, 43, UINT64_MAX};
+  uint8_t want[8];
+  for (int i = 0; i < 8; i++) want[i] = a[i] < b[i];
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *sink = elementwise2(g, TKC_OP_CMPLT, TKC_UINT64, TKC_BOOL, 8);
+    uint8_t got[8];
+    tkc_dtype dts[3] = {TKC_BOOL, TKC_UINT64, TKC_UINT64};
+    size_t ns[3] = {8, 8, 8};
+    void *host[3] = {got, a, b};
+    assert_int_equal(k_run(dev, g, sink, 3, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- 18-20, 24, 26: composite kernels */
+
+static void test_matmul(void **state) {
+  (void)state;
+  enum { M = 3, K = 4, N = 5 };
+  float a[M * K], b[K * N], want[M * N];
+  for (int i = 0; i < M * K; i++) a[i] = (float)(int)(rnd() % 9) - 4;
+  for (int i = 0; i < K * N; i++) b[i] = (float)(int)(rnd() % 9) - 4;
+  for (int i = 0; i < M; i++)
+    for (int j = 0; j < N; j++) {
+      float s = 0;
+      for (int k = 0; k < K; k++) s += a[i * K + k] * b[k * N + j];
+      want[i * N + j] = s;
+    }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *ab = k_buf(g, 1, TKC_FLOAT32), *bb = k_buf(g, 2, TKC_FLOAT32);
+    tkc_uop *ri = k_range(g, M, 0), *rj = k_range(g, N, 1), *rk = k_range(g, K, 2);
+    tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
+    tkc_uop *prod = k_mul(g, k_load(g, ab, k_add(g, k_mul(g, ri, k_int(g, K)), rk)), k_load(g, bb, k_add(g, k_mul(g, rk, k_int(g, N)), rj)));
+    tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, acc, k_add(g, acc, prod), NULL);
+    tkc_uop *sink = k_sink1(g, k_store(g, out, k_add(g, k_mul(g, ri, k_int(g, N)), rj), upd));
+    float got[M * N];
+    tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[3] = {M * N, M * K, K * N};
+    void *host[3] = {got, a, b};
+    assert_int_equal(k_run(dev, g, sink, 3, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(got, want, sizeof want); /* small integers: exact */
+    tkc_graph_free(g);
+  }
+}
+
+/* half data, float accumulation, half result: out = (half)sum((float)a[k]) */
+static void test_half_sum_float_acc(void **state) {
+  (void)state;
+  uint16_t a[50], want[1];
+  float s = 0;
+  for (int i = 0; i < 50; i++) { a[i] = ref_half_bits(rnd_unit() * 4 - 2); s += (float)ref_half_value(a[i]); }
+  want[0] = ref_half_bits(s);
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT16), *in = k_buf(g, 1, TKC_FLOAT16), *rk = k_range(g, 50, 0);
+    tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
+    tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, acc, k_add(g, acc, tkc_uop_cast(g, k_load(g, in, rk), dt_(TKC_FLOAT32))), NULL);
+    uint16_t got[1];
+    tkc_dtype dts[2] = {TKC_FLOAT16, TKC_FLOAT16};
+    size_t ns[2] = {1, 50};
+    void *host[2] = {got, a};
+    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, k_int(g, 0), tkc_uop_cast(g, upd, dt_(TKC_FLOAT16)))), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(got[0], want[0]);
+    tkc_graph_free(g);
+  }
+}
+
+static void test_max_where_float(void **state) {
+  (void)state;
+  float a[30], b[30], want[30];
+  for (int i = 0; i < 30; i++) { a[i] = (float)(rnd_unit() * 10 - 5); b[i] = (float)(rnd_unit() * 10 - 5); want[i] = a[i] > b[i] ? a[i] : b[i]; }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    float got[30];
+    run3(dev, g, elementwise2(g, TKC_OP_MAX, TKC_FLOAT32, TKC_FLOAT32, 30), TKC_FLOAT32, TKC_FLOAT32, got, a, b, 30);
+    assert_memory_equal(got, want, sizeof want);
+    tkc_graph_free(g);
+  }
+}
+
+/* one loop, two accumulators: sum and max of each row */
+static void test_two_accumulators(void **state) {
+  (void)state;
+  enum { R = 4, C = 9 };
+  float a[R * C], ws[R], wm[R];
+  for (int i = 0; i < R * C; i++) a[i] = (float)(int)(rnd() % 11) - 5;
+  for (int i = 0; i < R; i++) {
+    ws[i] = 0; wm[i] = -INFINITY;
+    for (int k = 0; k < C; k++) { ws[i] += a[i * C + k]; wm[i] = fmaxf(wm[i], a[i * C + k]); }
+  }
+  FOR_DEVICES(dev) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *os = k_buf(g, 0, TKC_FLOAT32), *om = k_buf(g, 1, TKC_FLOAT32), *in = k_buf(g, 2, TKC_FLOAT32);
+    tkc_uop *ri = k_range(g, R, 0), *rk = k_range(g, C, 1);
+    tkc_uop *x = k_load(g, in, k_add(g, k_mul(g, ri, k_int(g, C)), rk));
+    tkc_uop *s = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
+    tkc_uop *m = tkc_uop_new(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, (tkc_uop *[]){tkc_uop_const_float(g, dt_(TKC_FLOAT32), -INFINITY), rk}, tkc_arg_int(1));
+    tkc_uop *st[2] = {k_store(g, os, ri, k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, s, k_add(g, s, x), NULL)),
+                      k_store(g, om, ri, k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, m, tkc_uop_alu2(g, TKC_OP_MAX, m, x), NULL))};
+    float gs[R], gm[R];
+    tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
+    size_t ns[3] = {R, R, R * C};
+    void *host[3] = {gs, gm, a};
+    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 3, dts, ns, host, NULL, 0), TKC_OK);
+    assert_memory_equal(gs, ws, sizeof ws);
+    assert_memory_equal(gm, wm, sizeof wm);
+    tkc_graph_free(g);
+  }
+}
+
+/* ---------------------------------------------------------------- bad inputs */
+
+static void test_bad_inputs(void **state) {
+  (void)state;
+  assert_null(tkc_device_get("NOPE"));
+  assert_int_equal(tkc_last_status(), TKC_EDEVICE);
+  assert_null(tkc_device_get(NULL));
+  assert_int_equal(tkc_device_available("NOPE"), 0);
+  assert_int_equal(tkc_device_available(NULL), 0);
+  tkc_device *d = tkc_device_get("INTERP");
+  assert_non_null(d);
+  assert_null(tkc_buffer_new(NULL, TKC_FLOAT32, 4));
+  assert_null(tkc_buffer_new(d, TKC_VOID, 4));
+  assert_int_equal(tkc_last_status(), TKC_EDTYPE);
+  tkc_buffer *zero = tkc_buffer_new(d, TKC_FLOAT32, 0); /* zero-size buffers are valid */
+  assert_non_null(zero);
+  assert_int_equal(tkc_buffer_nbytes(zero), 0);
+  assert_int_equal(tkc_buffer_copyin(zero, NULL, 0), TKC_OK);
+  float x[4] = {0};
+  assert_int_equal(tkc_buffer_copyin(zero, x, sizeof x), TKC_EINVAL);
+  assert_int_equal(tkc_buffer_copyin(NULL, x, 4), TKC_EINVAL);
+  assert_int_equal(tkc_buffer_copyout(NULL, x, 4), TKC_EINVAL);
+  tkc_buffer_free(NULL);
+  tkc_program_free(NULL);
+
+  tkc_graph *g = tkc_graph_new();
+  tkc_uop *sink = elementwise2(g, TKC_OP_ADD, TKC_FLOAT32, TKC_FLOAT32, 4);
+  assert_null(tkc_program_new(NULL, g, sink, "k"));
+  assert_null(tkc_program_new(d, NULL, sink, "k"));
+  assert_null(tkc_program_new(d, g, NULL, "k"));
+  assert_null(tkc_program_new(d, g, sink->src[0], "k")); /* not a SINK */
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  tkc_program *p = tkc_program_new(d, g, sink, NULL);
+  assert_non_null(p);
+  assert_string_equal(tkc_program_name(p), "kernel");
+  assert_int_equal(tkc_program_nbufs(p), 3);
+  assert_true(tkc_program_buf_is_output(p, 0));
+  assert_false(tkc_program_buf_is_output(p, 1));
+  assert_int_equal(tkc_program_ops(p, NULL), 4);       /* 4 float adds */
+  assert_int_equal(tkc_program_mem(p, NULL), 3 * 4 * 4); /* 2 loads + 1 store of 4 floats */
+  tkc_buffer *b[3] = {tkc_buffer_new(d, TKC_FLOAT32, 4), tkc_buffer_new(d, TKC_FLOAT32, 4), zero};
+  assert_int_equal(tkc_program_launch(p, b, 2, NULL, 0), TKC_EINVAL); /* wrong buffer count */
+  assert_int_equal(tkc_program_launch(NULL, b, 3, NULL, 0), TKC_EINVAL);
+  assert_int_equal(tkc_program_launch(p, NULL, 3, NULL, 0), TKC_EINVAL);
+  int64_t v = 1;
+  assert_int_equal(tkc_program_launch(p, b, 3, &v, 1), TKC_EINVAL); /* wrong variable count */
+  tkc_buffer *wrong = tkc_buffer_new(d, TKC_FLOAT64, 4);
+  tkc_buffer *b2[3] = {b[0], b[1], wrong};
+  assert_int_equal(tkc_program_launch(p, b2, 3, NULL, 0), TKC_EDTYPE);
+  if (tkc_device_available("CPU")) { /* a buffer of another device */
+    tkc_buffer *cpu = tkc_buffer_new(tkc_device_get("CPU"), TKC_FLOAT32, 4);
+    tkc_buffer *b3[3] = {b[0], b[1], cpu};
+    assert_int_equal(tkc_program_launch(p, b3, 3, NULL, 0), TKC_EINVAL);
+    tkc_buffer_free(cpu);
+  }
+  /* the ctx still works after the failures */
+  tkc_buffer *ok3[3] = {b[0], b[1], tkc_buffer_new(d, TKC_FLOAT32, 4)};
+  assert_int_equal(tkc_program_launch(p, ok3, 3, NULL, 0), TKC_OK);
+  tkc_buffer_free(ok3[2]);
+  tkc_buffer_free(wrong);
+  tkc_buffer_free(b[0]);
+  tkc_buffer_free(b[1]);
+  tkc_buffer_free(zero);
+  tkc_program_free(p);
+
+  /* a variable outside its bounds */
+  tkc_uop *n = tkc_uop_var(g, "n", 1, 8);
+  tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *r = k_range_to(g, n, 0);
+  tkc_uop *vs = k_sink1(g, k_store(g, out, r, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 1)));
+  tkc_program *pv = tkc_program_new(d, g, vs, "varkernel");
+  assert_non_null(pv);
+  assert_int_equal(tkc_program_nvars(pv), 1);
+  assert_string_equal(tkc_program_var_name(pv, 0), "n");
+  assert_null(tkc_program_var_name(pv, 1));
+  tkc_buffer *ob = tkc_buffer_new(d, TKC_FLOAT32, 8);
+  int64_t big = 9;
+  assert_int_equal(tkc_program_launch(pv, &ob, 1, &big, 1), TKC_EINVAL);
+  tkc_buffer_free(ob);
+  tkc_program_free(pv);
+  tkc_graph_free(g);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_add_every_dtype),   cmocka_unit_test(test_cast_all_pairs),  cmocka_unit_test(test_bitcasts),
+      cmocka_unit_test(test_sum_float),         cmocka_unit_test(test_sum_int_wraps),   cmocka_unit_test(test_max_float),
+      cmocka_unit_test(test_max_int64),         cmocka_unit_test(test_transpose_nested), cmocka_unit_test(test_three_level_nest),
+      cmocka_unit_test(test_gated_load_pad),    cmocka_unit_test(test_gated_store),     cmocka_unit_test(test_where_cmp_bool),
+      cmocka_unit_test(test_divmod_int32),      cmocka_unit_test(test_divmod_int8),     cmocka_unit_test(test_divmod_int64),
+      cmocka_unit_test(test_float4_load_store), cmocka_unit_test(test_define_var_size), cmocka_unit_test(test_define_var_stride),
+      cmocka_unit_test(test_unary_float32),     cmocka_unit_test(test_unary_float64),   cmocka_unit_test(test_bitwise_shifts),
+      cmocka_unit_test(test_int64_mul_wrap),    cmocka_unit_test(test_bool_logic),      cmocka_unit_test(test_uint64_compare),
+      cmocka_unit_test(test_matmul),            cmocka_unit_test(test_half_sum_float_acc), cmocka_unit_test(test_max_where_float),
+      cmocka_unit_test(test_two_accumulators),  cmocka_unit_test(test_bad_inputs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
