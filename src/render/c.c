@@ -835,7 +835,8 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     else for (int k = 0; k < nidx; k++) free(l[k]);
     free(l);
     if (!e) return false;
-    inl = true;
+    pfx = PFX_GEP;
+    inl = c->nchild[i] == 1 && !c->must_name[i];
     break;
   }
   case TKC_OP_VECTORIZE: {

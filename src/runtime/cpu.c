@@ -243,7 +243,6 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
     return tkc_err(TKC_EINVAL, "CPU: compile of an incomplete kernel");
   tkc_status st = check_signature(k);
   if (st) return st;
-  if (tkc_debug_level() >= 4) fprintf(stderr, "%s\n", k->source);
   char why[600];
   if (!cpu_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "CPU: %s", why);
 

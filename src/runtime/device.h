@@ -44,6 +44,9 @@ struct tkc_device {
 TKC_HIDDEN void *tkc_buffer_ptr(const tkc_buffer *b);
 TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);
 
+/* Compiled programs held by the program cache (program.c); for tests. */
+TKC_HIDDEN size_t tkc_program_cache_entries(void);
+
 /* The built-in backends (each defined in its own file). */
 extern const tkc_device_impl tkc_device_cpu;    /* src/runtime/cpu.c */
 extern const tkc_device_impl tkc_device_interp; /* src/runtime/interp.c */

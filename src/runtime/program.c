@@ -74,19 +74,41 @@ static tkc_status cache_get(tkc_program *p) {
   return TKC_OK;
 }
 
-/* Entries stay cached while programs use them; an unused entry is released. */
-static void cache_put(cache_entry *e) {
+size_t tkc_program_cache_entries(void) {
+  call_once(&cache_once, cache_init);
+  size_t n = 0;
   mtx_lock(&cache_lock);
-  int last = --e->refs == 0;
-  if (last)
-    for (cache_entry **pp = &cache_head; *pp; pp = &(*pp)->next)
-      if (*pp == e) { *pp = e->next; break; }
+  for (cache_entry *e = cache_head; e; e = e->next) n++;
   mtx_unlock(&cache_lock);
-  if (!last) return;
-  e->impl->release(e->handle);
-  free(e->name);
-  free(e->source);
-  free(e);
+  return n;
+}
+
+/* Entries outlive their programs so that rebuilding a kernel does not recompile it; past
+ * CACHE_MAX entries the least recently added unused ones are released. */
+#define CACHE_MAX 256
+
+static void cache_put(cache_entry *done) {
+  cache_entry *drop = NULL;
+  mtx_lock(&cache_lock);
+  done->refs--;
+  size_t n = 0;
+  for (cache_entry **pp = &cache_head; *pp;) { /* newest first: keep the first CACHE_MAX */
+    cache_entry *e = *pp;
+    if (++n > CACHE_MAX && e->refs == 0) {
+      *pp = e->next;
+      e->next = drop;
+      drop = e;
+    } else pp = &e->next;
+  }
+  mtx_unlock(&cache_lock);
+  while (drop) {
+    cache_entry *e = drop;
+    drop = e->next;
+    e->impl->release(e->handle);
+    free(e->name);
+    free(e->source);
+    free(e);
+  }
 }
 
 /* ---------------------------------------------------------------- building */
