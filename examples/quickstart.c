@@ -32,7 +32,8 @@ int main(void) {
       MUL(x, C(1)),                      /* x*1 -> x */
       ADD(ADD(x, C(2)), C(3)),           /* (x+2)+3 -> x+5 */
       LT(flat, C(96)),                   /* a validity check that always holds -> True */
-      ADD(MUL(ADD(x, C(1)), C(2)), MUL(x, C(-2))), /* (x+1)*2 + x*-2 -> 2 */
+      ADD(MUL(x, C(4)), MUL(x, C(3))),   /* x*4+x*3 -> x*7 */
+      DIV(ADD(MUL(x, C(6)), C(3)), C(3)), /* (x*6+3)//3 -> x*2+1 */
   };
   int n = (int)(sizeof exprs / sizeof exprs[0]), status = 0;
   tkc_uop *shown = NULL;
@@ -48,10 +49,10 @@ int main(void) {
     }
     tkc_free(before);
     tkc_free(after);
-    if (i == 2) shown = s;
+    if (i == n - 1) shown = s;
   }
   char *listing = shown ? tkc_uop_str(shown) : NULL;
-  if (listing) printf("\nthe graph of the third one, simplified (one line per UOp):\n%s", listing);
+  if (listing) printf("\nthe last result as a graph (one line per UOp: number, op, dtype, [sources], arg):\n%s", listing);
   else status = 1;
   tkc_free(listing);
   tkc_graph_free(g);

@@ -584,8 +584,8 @@ static void test_parse_errors(void **state) {
   assert_int_equal(tkc_matcher_size(pm), 1);
   tkc_matcher_free(pm);
   /* the notation's whitespace is free */
-  tkc_rule spaced2 = {"  (  ADD   x:CONST<int | int8>[0]   =( MUL y z ) ) ", cb_decline};
-  pm = tkc_matcher_new(&spaced2, 1);
+  tkc_rule spaced = {"  (  ADD   x:CONST<int | int8>[0]   =( MUL y z ) ) ", cb_decline};
+  pm = tkc_matcher_new(&spaced, 1);
   if (!pm) fail_msg("spaced pattern: %s", tkc_last_error());
   tkc_matcher_free(pm);
 }
@@ -840,14 +840,10 @@ static void test_substitute(void **state) {
   tkc_uop *f = alu(g, TKC_OP_SUB, a, b);
   tkc_uop *fr[2] = {a, b}, *tt[2] = {c, one};
   assert_ptr_equal(tkc_substitute(g, f, 2, fr, tt), alu(g, TKC_OP_SUB, c, one));
-  /* a swap {a: b, b: a}: like tinygrad's substitute (a bottom-up rewrite to a fixed point) the
-   * replacement is rewritten again, so this cycles; it must end (not hang) either way */
+  /* a swap {a: b, b: a}: the replacements happen at once (a replacement is not replaced again) */
   tt[0] = b;
   tt[1] = a;
-  tkc_clear_error();
-  tkc_uop *sw = tkc_substitute(g, f, 2, fr, tt);
-  if (sw) assert_ptr_equal(sw, alu(g, TKC_OP_SUB, b, a));
-  else assert_int_equal(tkc_last_status(), TKC_EINTERNAL);
+  assert_ptr_equal(tkc_substitute(g, f, 2, fr, tt), alu(g, TKC_OP_SUB, b, a));
   /* nothing to replace */
   assert_ptr_equal(tkc_substitute(g, e, 0, NULL, NULL), e);
   from[0] = c;
@@ -878,43 +874,34 @@ static double now_s(void) {
   return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* Rules that never settle end with TKC_EINTERNAL quickly: a cycle through interned nodes is seen
+ * at once, rules that make new nodes forever hit the rewrite-chain limit. */
+static void expect_gives_up(tkc_graph *g, tkc_uop *root, const tkc_matcher *pm, int bottom_up, const char *what) {
+  double t0 = now_s();
+  size_t before = tkc_graph_size(g);
+  tkc_clear_error();
+  assert_null(bottom_up ? tkc_graph_rewrite_bottom_up(g, root, pm, NULL) : tkc_graph_rewrite(g, root, pm, NULL));
+  assert_int_equal(tkc_last_status(), TKC_EINTERNAL);
+  double dt = now_s() - t0;
+  print_message("%s (%s): gave up after %.3f s, %zu new UOps\n", what, bottom_up ? "bottom-up" : "default", dt, tkc_graph_size(g) - before);
+  assert_true(tkc_graph_size(g) - before < 2000000); /* bounded work, not an exhausted machine */
+}
+
 static void test_rewrite_nonconverging(void **state) {
   (void)state;
   tkc_graph *g = tkc_graph_new();
   tkc_uop *a = var(g, "a"), *b = var(g, "b");
   tkc_rule cyc[2] = {{"(ADD x y)", cb_to_mul}, {"(MUL x y)", cb_to_add}};
   tkc_matcher *pm = tkc_matcher_new(cyc, 2);
-  double t0 = now_s();
-  tkc_clear_error();
-  assert_null(tkc_graph_rewrite(g, add(g, a, b), pm, NULL));
-  assert_int_equal(tkc_last_status(), TKC_EINTERNAL);
-  double t1 = now_s();
-  tkc_clear_error();
-  assert_null(tkc_graph_rewrite_bottom_up(g, add(g, a, b), pm, NULL));
-  assert_int_equal(tkc_last_status(), TKC_EINTERNAL);
-  double t2 = now_s();
-  print_message("non-converging ADD<->MUL: graph_rewrite gave up after %.2f s, bottom-up after %.2f s\n", t1 - t0, t2 - t1);
+  expect_gives_up(g, add(g, a, b), pm, 1, "ADD<->MUL");
+  expect_gives_up(g, add(g, a, b), pm, 0, "ADD<->MUL");
   tkc_matcher_free(pm);
   /* the graph is still usable */
   assert_ptr_equal(add(g, a, b), add(g, a, b));
-  tkc_graph_free(g);
-
-  /* c -> c+1 makes a new node at every step: the engine only stops when its stack reaches
-   * 2^24 frames, after ~13 s and ~1.8 GB (far more under ASan), so this runs on request only */
-  if (!getenv("TKC_SLOW_TESTS")) {
-    print_message("skipped the c->c+1 case (set TKC_SLOW_TESTS=1 to run it)\n");
-    return;
-  }
-  g = tkc_graph_new();
   tkc_rule inc = {"CONST<int>", cb_inc};
   pm = tkc_matcher_new(&inc, 1);
-  t0 = now_s();
-  tkc_clear_error();
-  assert_null(tkc_graph_rewrite(g, ci(g, 0), pm, NULL));
-  assert_int_equal(tkc_last_status(), TKC_EINTERNAL);
-  t1 = now_s();
-  print_message("non-converging c->c+1: graph_rewrite gave up after %.2f s with %zu UOps (%zu MB) in the graph\n", t1 - t0,
-                tkc_graph_size(g), tkc_graph_bytes(g) >> 20);
+  expect_gives_up(g, ci(g, 0), pm, 0, "c->c+1");
+  expect_gives_up(g, ci(g, 0), pm, 1, "c->c+1");
   tkc_matcher_free(pm);
   tkc_graph_free(g);
 }
@@ -964,12 +951,10 @@ static void test_rewrite_deep_chain(void **state) {
 }
 
 /* Bottom-up on a chain whose every level is removed by a rule: the top node is rewritten N
- * times in a row before any source is visited. (rewrite.c gives up after MAX_LOCAL_STEPS = 100,000
- * rewrites of one node, so a 1,000,000-deep collapse fails with TKC_EINTERNAL in bottom-up mode;
- * N stays below that limit here.) */
+ * times in a row before any source is visited (the per-node limit grows with the graph). */
 static void test_rewrite_bottom_up_long_collapse(void **state) {
   (void)state;
-  enum { N = 50000 };
+  enum { N = 1000000 };
   tkc_graph *g = tkc_graph_new();
   tkc_uop *a = var(g, "a"), *zero = ci(g, 0), *x = a;
   for (int i = 0; i < N; i++) x = add(g, x, zero);
