@@ -8,10 +8,10 @@
 #include <stdio.h>
 #include "kernel_util.h"
 
-static const char *const DEVICES[] = {"INTERP", "CPU"};
+/* every registered device that can run here (a device that can't says so and is skipped) */
 #define FOR_DEVICES(dev)                                                                  \
-  for (size_t di_ = 0; di_ < sizeof DEVICES / sizeof *DEVICES; di_++)                    \
-    for (const char *dev = DEVICES[di_]; dev; dev = NULL)                                 \
+  for (const char *const *dn_ = tkc_device_names(); *dn_; dn_++)                          \
+    for (const char *dev = *dn_; dev; dev = NULL)                                         \
       if (!tkc_device_available(dev)) { printf("skipped on %s: unavailable\n", dev); } else
 
 static uint64_t rng_state = 0x2545F4914F6CDD1Dull;

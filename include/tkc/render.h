@@ -34,6 +34,7 @@ struct tkc_renderer {
   int global_max[3];       /* 0 = no global indices: ranges become loops */
   int local_max[3];
   size_t shared_max;
+  uint32_t unsupported_dtypes; /* bitmask over tkc_dtype: element types the target cannot hold */
   /* backend-specific rewrites applied before linearizing (may be NULL) */
   const tkc_matcher *(*extra_matcher)(void);
   /* the kernel's source; malloc'ed (tkc_free), NULL + TKC_EUNSUPPORTED naming op/dtype when the

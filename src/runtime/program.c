@@ -305,11 +305,10 @@ int64_t tkc_program_mem(const tkc_program *p, const int64_t *vars) {
   return m;
 }
 
-void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t global[3], int64_t local[3]) {
+void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars, int64_t global[3], int64_t local[3]) {
   for (int i = 0; i < 3; i++) global[i] = local[i] = 1;
-  if (!p) return;
-  for (size_t i = 0; i < p->k.nuops; i++) {
-    const tkc_uop *u = p->k.uops[i];
+  for (size_t i = 0; i < k->nuops; i++) {
+    const tkc_uop *u = k->uops[i];
     if (u->op != TKC_OP_SPECIAL || u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 2 || u->arg.v.t[0].kind != TKC_ARG_STR) continue;
     const char *nm = u->arg.v.t[0].v.s;
     int axis = nm[strlen(nm) - 1] - '0';
@@ -317,7 +316,15 @@ void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t 
     if (!strncmp(nm, "gidx", 4)) global[axis] = u->arg.v.t[1].v.i;
     else if (!strncmp(nm, "lidx", 4)) local[axis] = u->arg.v.t[1].v.i;
   }
-  (void)vars;
+  (void)vars; /* sizes are constants today; symbolic launch sizes will read vars */
+}
+
+void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t global[3], int64_t local[3]) {
+  if (!p) {
+    for (int i = 0; i < 3; i++) global[i] = local[i] = 1;
+    return;
+  }
+  tkc_kernel_launch_dims(&p->k, vars, global, local);
 }
 
 /* ---------------------------------------------------------------- launch */
