@@ -8,6 +8,7 @@
 #include <threads.h>
 #include <time.h>
 #include "codegen/codegen.h"
+#include "graph/tensor_internal.h"
 #include "runtime/device.h"
 
 struct tkc_program {
@@ -194,6 +195,30 @@ static tkc_uop *rewrite_for(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r) 
   return sink;
 }
 
+/* The codegen stages before rendering: copy the kernel into pg, rewrite it into render form for r,
+ * linearize. Returns the instruction list (malloc'ed) or NULL. */
+static tkc_uop **codegen(tkc_graph *pg, tkc_uop *sink, const tkc_renderer *r, size_t *n) {
+  tkc_uop *ksink = import_graph(pg, sink);
+  if (!ksink || !(ksink = rewrite_for(pg, ksink, r))) return NULL;
+  if (tkc_debug_level() >= 5) {
+    char *s = tkc_uop_str(ksink);
+    if (s) fprintf(stderr, "%s", s);
+    free(s);
+  }
+  return tkc_linearize(pg, ksink, n);
+}
+
+char *tkc_codegen_source(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r, const char *name) {
+  (void)g;
+  tkc_graph *pg = tkc_graph_new();
+  size_t n;
+  tkc_uop **uops = pg ? codegen(pg, sink, r, &n) : NULL;
+  char *src = uops ? tkc_render(r, name, uops, n) : NULL;
+  free(uops);
+  tkc_graph_free(pg);
+  return src;
+}
+
 tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
   if (!d || !g || !sink) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
   if (sink->op != TKC_OP_SINK) return tkc_err_null(TKC_EINVAL, "tkc_program_new: the kernel root is %s, not SINK", tkc_op_name((tkc_op)sink->op));
@@ -206,14 +231,7 @@ tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const c
   p->k.name = p->name;
   const tkc_renderer *r = tkc_device_renderer(d);
   if (d->impl->renderer && !r) goto fail;
-  tkc_uop *ksink = import_graph(p->g, sink);
-  if (!ksink || !(ksink = rewrite_for(p->g, ksink, r))) goto fail;
-  if (tkc_debug_level() >= 5) {
-    char *s = tkc_uop_str(ksink);
-    if (s) fprintf(stderr, "%s", s);
-    free(s);
-  }
-  tkc_uop **uops = tkc_linearize(p->g, ksink, &p->k.nuops);
+  tkc_uop **uops = codegen(p->g, sink, r, &p->k.nuops);
   if (!uops) goto fail;
   p->k.uops = uops;
   if (collect_args(p)) goto fail;

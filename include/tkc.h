@@ -1,0 +1,151 @@
+/* tkc.h — the tensor API: lazy tensors that fuse into kernels and run on a device.
+ *
+ *   tkc_ctx *ctx = tkc_ctx_new(NULL);                      // $TKC_DEVICE or the best device here
+ *   tkc_tensor *a = tkc_tensor_new(ctx, TKC_FLOAT32, 2, shape, data);
+ *   tkc_tensor *y = tkc_softmax(tkc_matmul(a, b), -1);     // nothing runs yet
+ *   tkc_copy_out(y, out, sizeof out);                      // schedules, compiles, runs
+ *   tkc_ctx_free(ctx);                                     // frees every tensor of ctx
+ *
+ * Errors: functions returning a pointer return NULL on failure and set tkc_last_error(); an op given
+ * a NULL tensor returns NULL and keeps the first error, so a chain needs one check at the end.
+ * Bad input never aborts, never prints (unless TKC_DEBUG), and leaves the ctx usable.
+ * Ownership: tensors belong to their ctx. tkc_tensor_free releases one handle early; tkc_ctx_free
+ * releases everything. Destructors accept NULL.
+ * Threads: a ctx (and its tensors) is used by one thread at a time; use one ctx per thread. */
+#ifndef TKC_H
+#define TKC_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "tkc/base.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tkc_ctx tkc_ctx;
+typedef struct tkc_tensor tkc_tensor;
+
+/* ---------------------------------------------------------------- contexts */
+
+/* A ctx on device "CPU", "LLVM", "CUDA", "WEBGPU" or "INTERP"; NULL = $TKC_DEVICE or the best
+ * available device. NULL + TKC_EDEVICE when the device cannot run here. */
+TKC_API tkc_ctx *tkc_ctx_new(const char *device);
+/* Frees the ctx, its tensors and device buffers. NULL is a no-op. */
+TKC_API void tkc_ctx_free(tkc_ctx *ctx);
+/* The ctx's device name (static). */
+TKC_API const char *tkc_ctx_device(const tkc_ctx *ctx);
+/* 1 when the device exists and can run here, else 0. */
+TKC_API int tkc_device_available(const char *device);
+
+/* ---------------------------------------------------------------- creation */
+
+/* A tensor of the given shape holding a copy of data (numel * itemsize bytes, row-major); NULL data
+ * = uninitialized (zero-filled). ndim may be 0 (a scalar); dims must be >= 0 (0 = empty). */
+TKC_API tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data);
+/* Every element = value (converted to dt). Lazy: a broadcast constant, no buffer until realized. */
+TKC_API tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double value);
+/* A 0-d tensor: broadcasts against any shape. */
+TKC_API tkc_tensor *tkc_scalar(tkc_ctx *ctx, tkc_dtype dt, double value);
+/* [start, stop) by step (step != 0), like numpy.arange. */
+TKC_API tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double stop, double step);
+/* Uniform [0, 1) of a float dtype from a counter-based generator: the same seed gives the same values. */
+TKC_API tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed);
+/* Releases one tensor handle (the data lives on while other tensors use it). NULL is a no-op. */
+TKC_API void tkc_tensor_free(tkc_tensor *t);
+
+/* ---------------------------------------------------------------- properties (0 / -1 on NULL) */
+
+TKC_API int tkc_ndim(const tkc_tensor *t);
+TKC_API int64_t tkc_dim(const tkc_tensor *t, int axis); /* negative axes count from the end; -1 when out of range */
+TKC_API int64_t tkc_numel(const tkc_tensor *t);
+TKC_API tkc_dtype tkc_dtype_of(const tkc_tensor *t);     /* TKC_VOID on NULL */
+
+/* ---------------------------------------------------------------- elementwise
+ * NumPy broadcasting and tinygrad's type promotion. Binary ops take (a, b); both must share a ctx. */
+TKC_API tkc_tensor *tkc_add(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_sub(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_mul(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_div(tkc_tensor *a, tkc_tensor *b);     /* true division: ints promote to float32 */
+TKC_API tkc_tensor *tkc_idiv(tkc_tensor *a, tkc_tensor *b);    /* ints: truncating division */
+TKC_API tkc_tensor *tkc_mod(tkc_tensor *a, tkc_tensor *b);     /* ints: remainder with the dividend's sign */
+TKC_API tkc_tensor *tkc_maximum(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_minimum(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_pow(tkc_tensor *a, tkc_tensor *b);     /* floats (ints promote to float32) */
+TKC_API tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b);      /* comparisons give bool */
+TKC_API tkc_tensor *tkc_le(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_gt(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_ge(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_eq(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_ne(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_and(tkc_tensor *a, tkc_tensor *b);     /* bool and ints: bitwise */
+TKC_API tkc_tensor *tkc_or(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_xor(tkc_tensor *a, tkc_tensor *b);
+TKC_API tkc_tensor *tkc_shl(tkc_tensor *a, tkc_tensor *b);     /* ints */
+TKC_API tkc_tensor *tkc_shr(tkc_tensor *a, tkc_tensor *b);
+/* cond ? a : b, elementwise (cond is cast to bool). */
+TKC_API tkc_tensor *tkc_where(tkc_tensor *cond, tkc_tensor *a, tkc_tensor *b);
+
+/* Unary ops; the math functions promote ints to float32. tkc_neg of bool is logical not. */
+TKC_API tkc_tensor *tkc_neg(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_abs(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_recip(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_sqrt(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_exp(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_exp2(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_log(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_log2(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_sin(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_cos(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_tanh(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_sigmoid(tkc_tensor *a);
+TKC_API tkc_tensor *tkc_relu(tkc_tensor *a);
+/* Value conversion (C-cast semantics) and bit reinterpretation (same itemsize only). */
+TKC_API tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt);
+TKC_API tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt);
+
+/* ---------------------------------------------------------------- reductions
+ * naxes 0 / axes NULL = all axes; negative axes count from the end; keepdim keeps reduced axes as 1.
+ * tkc_sum accumulates as tinygrad: small ints in int32/uint32, half in float32 (result half). */
+TKC_API tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim);
+TKC_API tkc_tensor *tkc_max(tkc_tensor *a, int naxes, const int *axes, int keepdim);
+TKC_API tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim);
+TKC_API tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim); /* float result */
+
+/* ---------------------------------------------------------------- movement (views: no copy until needed) */
+
+TKC_API tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape); /* one -1 allowed */
+TKC_API tkc_tensor *tkc_permute(tkc_tensor *a, const int *order);                /* ndim entries */
+TKC_API tkc_tensor *tkc_transpose(tkc_tensor *a, int ax0, int ax1);
+TKC_API tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape);   /* size-1 dims grow; -1 keeps */
+TKC_API tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value);   /* 2*ndim: before,after per axis */
+TKC_API tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges);            /* 2*ndim: start,end per axis */
+TKC_API tkc_tensor *tkc_flip(tkc_tensor *a, int naxes, const int *axes);
+/* A kernel boundary: a is computed into its own buffer when the result is realized. */
+TKC_API tkc_tensor *tkc_contiguous(tkc_tensor *a);
+
+/* ---------------------------------------------------------------- composites */
+
+TKC_API tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b); /* batched, NumPy semantics (1-D operands too) */
+TKC_API tkc_tensor *tkc_softmax(tkc_tensor *a, int axis);
+TKC_API tkc_tensor *tkc_log_softmax(tkc_tensor *a, int axis);
+/* x NCHW, w OIHW, optional bias (O); square stride and zero padding. */
+TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or_null, int stride, int padding);
+
+/* ---------------------------------------------------------------- running */
+
+/* Computes t (and what it needs) on the ctx's device. */
+TKC_API tkc_status tkc_realize(tkc_tensor *t);
+/* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
+TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
+/* Number of kernels t's schedule still needs (0 once realized); -1 on error. */
+TKC_API int tkc_kernel_count(tkc_tensor *t);
+/* The kernels of t's schedule rendered for renderer "C", "LLVM", "PTX" or "WGSL" (lowered for that
+ * renderer's capabilities whatever the ctx's device), concatenated. Malloc'ed: free with tkc_free.
+ * NULL on error. Does not run anything. */
+TKC_API char *tkc_kernels_source(tkc_tensor *t, const char *renderer);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

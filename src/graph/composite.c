@@ -1,0 +1,122 @@
+/* Composite ops built from the primitives, as tinygrad builds them: matmul (reshape, expand, mul,
+ * sum), softmax / log_softmax (max-subtracted), conv2d (pad + sliding-window view, mul, sum). */
+#include <string.h>
+#include "graph/tensor_internal.h"
+
+/* frees the temporaries of a composite (NULLs are fine) */
+static void drop(tkc_tensor **ts, int n) {
+  for (int i = 0; i < n; i++) tkc_tensor_free(ts[i]);
+}
+
+static tkc_tensor *reshape_to(tkc_tensor *t, int ndim, const int64_t *shape) { return t ? tkc_reshape(t, ndim, shape) : NULL; }
+
+tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
+  if (tkc_check(a) || tkc_check(b)) return NULL;
+  const tkc_lazy *x = a->node, *y = b->node;
+  if (!x->ndim || !y->ndim) return tkc_err_null(TKC_ESHAPE, "matmul needs at least 1-D operands");
+  int an = x->ndim == 1 ? 2 : x->ndim, bn = y->ndim == 1 ? 2 : y->ndim;
+  int64_t as[TKC_MAX_DIMS], bs[TKC_MAX_DIMS];
+  if (x->ndim == 1) { as[0] = 1; as[1] = x->shape[0]; } else memcpy(as, x->shape, sizeof(int64_t) * (size_t)an);
+  if (y->ndim == 1) { bs[0] = y->shape[0]; bs[1] = 1; } else memcpy(bs, y->shape, sizeof(int64_t) * (size_t)bn);
+  int64_t m = as[an - 2], k = as[an - 1], k2 = bs[bn - 2], n = bs[bn - 1];
+  if (k != k2) return tkc_err_null(TKC_ESHAPE, "matmul: inner dims %lld and %lld differ", (long long)k, (long long)k2);
+  int nb = (an > bn ? an : bn) - 2; /* broadcast batch dims */
+  if (nb + 3 > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "matmul: too many batch dims");
+  int64_t xs[TKC_MAX_DIMS], ys[TKC_MAX_DIMS], out[TKC_MAX_DIMS];
+  for (int i = 0; i < nb; i++) {
+    int ia = i - (nb - (an - 2)), ib = i - (nb - (bn - 2));
+    xs[i] = ia >= 0 ? as[ia] : 1;
+    ys[i] = ib >= 0 ? bs[ib] : 1;
+  }
+  /* x: (..., M, 1, K)   y: (..., 1, N, K) read through a transpose of b's last two dims */
+  xs[nb] = m; xs[nb + 1] = 1; xs[nb + 2] = k;
+  ys[nb] = 1; ys[nb + 1] = n; ys[nb + 2] = k;
+  int64_t bt[TKC_MAX_DIMS];
+  memcpy(bt, bs, sizeof(int64_t) * (size_t)bn);
+  bt[bn - 2] = n;
+  bt[bn - 1] = k;
+  tkc_tensor *t[8] = {0};
+  t[0] = reshape_to(a, an, as);
+  t[1] = reshape_to(b, bn, bs);
+  t[2] = t[1] ? tkc_transpose(t[1], -1, -2) : NULL;
+  t[3] = reshape_to(t[0], nb + 3, xs);
+  t[4] = reshape_to(t[2], nb + 3, ys);
+  t[5] = t[3] && t[4] ? tkc_mul(t[3], t[4]) : NULL;
+  int last = nb + 2;
+  t[6] = t[5] ? tkc_sum(t[5], 1, &last, 1) : NULL;
+  t[7] = t[6] ? tkc_cast(t[6], tkc_dtype_of(t[5])) : NULL; /* tinygrad casts the sum back */
+  int no = 0;
+  for (int i = 0; i < nb; i++) out[no++] = xs[i] > ys[i] ? xs[i] : ys[i];
+  if (x->ndim != 1) out[no++] = m;
+  if (y->ndim != 1) out[no++] = n;
+  tkc_tensor *r = t[7] ? tkc_reshape(t[7], no, out) : NULL;
+  drop(t, 8);
+  return r;
+}
+
+tkc_tensor *tkc_softmax(tkc_tensor *a, int axis) {
+  if (tkc_check(a)) return NULL;
+  tkc_tensor *t[4] = {0};
+  t[0] = tkc_max(a, 1, &axis, 1);
+  t[1] = t[0] ? tkc_sub(a, t[0]) : NULL;
+  t[2] = t[1] ? tkc_exp(t[1]) : NULL;
+  t[3] = t[2] ? tkc_sum(t[2], 1, &axis, 1) : NULL;
+  tkc_tensor *r = t[3] ? tkc_div(t[2], t[3]) : NULL;
+  drop(t, 4);
+  return r;
+}
+
+tkc_tensor *tkc_log_softmax(tkc_tensor *a, int axis) {
+  if (tkc_check(a)) return NULL;
+  tkc_tensor *t[5] = {0};
+  t[0] = tkc_max(a, 1, &axis, 1);
+  t[1] = t[0] ? tkc_sub(a, t[0]) : NULL;
+  t[2] = t[1] ? tkc_exp(t[1]) : NULL;
+  t[3] = t[2] ? tkc_sum(t[2], 1, &axis, 1) : NULL;
+  t[4] = t[3] ? tkc_log(t[3]) : NULL;
+  tkc_tensor *r = t[4] ? tkc_sub(t[1], t[4]) : NULL;
+  drop(t, 5);
+  return r;
+}
+
+/* (N, C, H, W) -> (N, C, OH, OW, KH, KW): a view of the sliding windows, no copy */
+static tkc_tensor *windows(tkc_tensor *x, int64_t kh, int64_t kw, int64_t stride) {
+  const tkc_lazy *n = x->node;
+  int64_t shape[TKC_MAX_DIMS], arg[3] = {kh, kw, stride};
+  memcpy(shape, n->shape, sizeof(int64_t) * (size_t)n->ndim);
+  shape[2] = (n->shape[2] - kh) / stride + 1;
+  shape[3] = (n->shape[3] - kw) / stride + 1;
+  shape[4] = kh;
+  shape[5] = kw;
+  return tkc_wrap(x->ctx, tkc_lz_move(x->node, TKC_MOVE_WINDOW, arg, 3, 6, shape));
+}
+
+tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int stride, int padding) {
+  if (tkc_check(x) || tkc_check(w) || (bias && tkc_check(bias))) return NULL;
+  const tkc_lazy *xn = x->node, *wn = w->node;
+  if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "conv2d needs x NCHW and w OIHW (4-D)");
+  if (stride < 1 || padding < 0) return tkc_err_null(TKC_EINVAL, "conv2d: stride must be >= 1 and padding >= 0");
+  int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0], kh = wn->shape[2], kw = wn->shape[3];
+  if (wn->shape[1] != c) return tkc_err_null(TKC_ESHAPE, "conv2d: x has %lld channels, w expects %lld", (long long)c, (long long)wn->shape[1]);
+  int64_t hp = xn->shape[2] + 2 * padding, wp = xn->shape[3] + 2 * padding;
+  if (kh < 1 || kw < 1 || kh > hp || kw > wp) return tkc_err_null(TKC_ESHAPE, "conv2d: the kernel is larger than the padded input");
+  if (bias && (bias->node->ndim != 1 || bias->node->shape[0] != o)) return tkc_err_null(TKC_ESHAPE, "conv2d: bias must have shape (%lld)", (long long)o);
+  if (bias && (bias->ctx != x->ctx)) return tkc_err_null(TKC_EINVAL, "tensors of different ctxs");
+  int64_t oh = (hp - kh) / stride + 1, ow = (wp - kw) / stride + 1;
+  int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
+  int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, bs[7] = {1, o, 1, 1, 1, 1, 1}, out[4] = {nb, o, oh, ow};
+  int axes[3] = {2, 5, 6};
+  tkc_tensor *t[9] = {0};
+  t[0] = tkc_pad(x, pads, 0);
+  t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL;
+  t[2] = reshape_to(t[1], 7, xs);
+  t[3] = tkc_reshape(w, 7, ws);
+  t[4] = t[2] && t[3] ? tkc_mul(t[2], t[3]) : NULL;
+  t[5] = t[4] ? tkc_sum(t[4], 3, axes, 1) : NULL;
+  t[6] = t[5] ? tkc_cast(t[5], tkc_dtype_of(t[4])) : NULL;
+  t[7] = bias ? reshape_to(bias, 7, bs) : NULL;
+  t[8] = t[6] && bias ? tkc_add(t[6], t[7]) : NULL;
+  tkc_tensor *r = reshape_to(bias ? t[8] : t[6], 4, out);
+  drop(t, 9);
+  return r;
+}

@@ -1,0 +1,180 @@
+/* Lazy nodes: the refcounted graph behind tensors, and realizing it (schedule -> lower -> run). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graph/graph.h"
+#include "runtime/device.h"
+
+int64_t tkc_shape_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n) {
+  tkc_rbuf *rb = malloc(sizeof *rb);
+  if (!rb) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
+  rb->refs = 1;
+  rb->buf = tkc_buffer_new(d, dt, n);
+  if (!rb->buf) {
+    free(rb);
+    return NULL;
+  }
+  return rb;
+}
+
+void tkc_rbuf_unref(tkc_rbuf *rb) {
+  if (!rb || --rb->refs > 0) return;
+  tkc_buffer_free(rb->buf);
+  free(rb);
+}
+
+tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "tensors have at most %d dims, not %d", TKC_MAX_DIMS, ndim);
+  tkc_lazy *n = calloc(1, sizeof *n);
+  if (!n) return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
+  n->refs = 1;
+  n->kind = kind;
+  n->dtype = dt;
+  n->ndim = ndim;
+  if (ndim) memcpy(n->shape, shape, (size_t)ndim * sizeof *shape);
+  n->ctx = ctx;
+  return n;
+}
+
+void tkc_lazy_ref(tkc_lazy *n) {
+  if (n) n->refs++;
+}
+
+static void drop_sources(tkc_lazy *n) {
+  for (int i = 0; i < n->nsrc; i++) tkc_lazy_unref(n->src[i]);
+  n->nsrc = 0;
+}
+
+/* Iterative, so freeing a long chain cannot overflow the stack. */
+void tkc_lazy_unref(tkc_lazy *n) {
+  tkc_lazy *stack[64], **st = stack;
+  size_t depth = 0, cap = 64;
+  if (n) st[depth++] = n;
+  while (depth) {
+    tkc_lazy *x = st[--depth];
+    if (--x->refs > 0) continue;
+    for (int i = 0; i < x->nsrc; i++) {
+      if (depth == cap) {
+        tkc_lazy **bigger = malloc(2 * cap * sizeof *bigger);
+        if (!bigger) { tkc_lazy_unref(x->src[i]); continue; } /* no memory: recurse for this one */
+        memcpy(bigger, st, depth * sizeof *st);
+        if (st != stack) free(st);
+        st = bigger;
+        cap *= 2;
+      }
+      st[depth++] = x->src[i];
+    }
+    tkc_rbuf_unref(x->rbuf);
+    free(x);
+  }
+  if (st != stack) free(st);
+}
+
+void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
+  tkc_lazy_ref(src);
+  n->src[i] = src;
+  if (i >= n->nsrc) n->nsrc = i + 1;
+}
+
+void tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
+  rb->refs++;
+  tkc_rbuf_unref(n->rbuf);
+  n->rbuf = rb;
+  n->st = *st;
+  n->kind = TKC_LZ_BUFFER;
+  drop_sources(n);
+}
+
+tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m) {
+  int flags[TKC_MAX_DIMS];
+  switch (m->op) {
+  case TKC_OP_RESHAPE: return tkc_st_reshape(st, m->ndim, m->shape);
+  case TKC_OP_EXPAND: return tkc_st_expand(st, m->shape);
+  case TKC_OP_PAD: return tkc_st_pad(st, m->arg);
+  case TKC_OP_SHRINK: return tkc_st_shrink(st, m->arg);
+  case TKC_OP_PERMUTE:
+  case TKC_OP_FLIP:
+    for (int k = 0; k < m->ndim; k++) flags[k] = (int)m->arg[k];
+    return m->op == TKC_OP_PERMUTE ? tkc_st_permute(st, flags) : tkc_st_flip(st, flags);
+  case TKC_MOVE_WINDOW: return tkc_st_window(st, m->arg[0], m->arg[1], m->arg[2]);
+  default: return tkc_err(TKC_EINTERNAL, "unknown movement op %d", m->op);
+  }
+}
+
+/* ---------------------------------------------------------------- running a schedule */
+
+static tkc_buffer *buffer_of(tkc_lazy *n) { return n->kind == TKC_LZ_BUFFER ? n->rbuf->buf : NULL; }
+
+static void kernel_name(const tkc_sched_item *it, char *buf, size_t n) {
+  const tkc_arg *shapes = &it->ast->arg; /* (output shape, full shape) */
+  const tkc_arg *out = &shapes->v.t[0], *full = &shapes->v.t[1];
+  int reduce = 0;
+  for (uint32_t i = 0; i < full->n; i++) reduce |= full->v.t[i].v.i != out->v.t[i].v.i;
+  size_t k = (size_t)snprintf(buf, n, "%s", reduce ? "r" : "E");
+  for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
+}
+
+static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it) {
+  tkc_lazy *out = it->out;
+  tkc_device *d = out->ctx->dev;
+  int64_t numel = tkc_shape_numel(out->ndim, out->shape);
+  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel);
+  if (!rb) return tkc_last_status();
+  tkc_status st = TKC_OK;
+  if (numel > 0) {
+    char name[96];
+    kernel_name(it, name, sizeof name);
+    tkc_uop *k = tkc_lower(s->g, it->ast, tkc_device_renderer(d));
+    tkc_program *p = k ? tkc_program_new(d, s->g, k, name) : NULL;
+    if (!p) st = tkc_last_status();
+    tkc_buffer *bufs[33];
+    bufs[0] = rb->buf;
+    for (int i = 0; !st && i < it->ninputs; i++)
+      if (!(bufs[i + 1] = buffer_of(it->inputs[i]))) st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, name);
+    if (!st) st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
+    tkc_program_free(p);
+  }
+  if (!st) {
+    tkc_st cst;
+    tkc_st_contiguous(&cst, out->ndim, out->shape);
+    tkc_lazy_become_buffer(out, rb, &cst);
+  }
+  tkc_rbuf_unref(rb);
+  return st;
+}
+
+/* n is a chain of movement ops over a realized node: see the same data through a composed view. */
+static tkc_status become_view(tkc_lazy *n) {
+  tkc_lazy *chain[256];
+  int len = 0;
+  tkc_lazy *b = n;
+  while (b->kind == TKC_LZ_MOVE) {
+    if (len == 256) return tkc_err(TKC_ESHAPE, "more than 256 movement ops in a row");
+    chain[len++] = b;
+    b = b->src[0];
+  }
+  if (b->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "realize: the base of a view was not computed");
+  tkc_st st = b->st;
+  for (int i = len - 1; i >= 0; i--) {
+    tkc_status s = tkc_lazy_apply_move(&st, chain[i]);
+    if (s) return s;
+  }
+  tkc_lazy_become_buffer(n, b->rbuf, &st);
+  return TKC_OK;
+}
+
+tkc_status tkc_lazy_realize(tkc_lazy *n) {
+  if (n->kind == TKC_LZ_BUFFER) return TKC_OK;
+  tkc_schedule s = {0};
+  tkc_status st = tkc_schedule_build(&s, n);
+  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s, &s.items[i]);
+  tkc_schedule_free(&s);
+  if (!st && n->kind == TKC_LZ_MOVE) st = become_view(n);
+  return st;
+}

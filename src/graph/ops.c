@@ -1,0 +1,485 @@
+/* Tensor ops of tkc.h: elementwise (broadcasting + tinygrad's promotion), reductions, movement.
+ * Each validates its inputs, then builds lazy nodes; nothing runs here. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graph/tensor_internal.h"
+
+/* ---------------------------------------------------------------- helpers */
+
+static tkc_dtype float_of(tkc_dtype dt) { return tkc_dtype_is_float(dt) ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32); }
+
+/* a constant of a's dtype (or dt) and shape */
+static tkc_lazy *konst(tkc_lazy *a, tkc_dtype dt, double v) { return tkc_lz_const(a->ctx, dt, v, a->ndim, a->shape); }
+
+static tkc_lazy *alu2(tkc_op op, tkc_lazy *a, tkc_lazy *b) {
+  if (!a || !b) return NULL;
+  tkc_lazy *s[2] = {a, b};
+  return tkc_lz_alu(op, 2, s);
+}
+
+/* Consumes (unrefs) its node arguments: lets expressions nest without temporaries. */
+static tkc_lazy *take2(tkc_op op, tkc_lazy *a, tkc_lazy *b) {
+  tkc_lazy *r = alu2(op, a, b);
+  tkc_lazy_unref(a);
+  tkc_lazy_unref(b);
+  return r;
+}
+
+static tkc_lazy *take1(tkc_op op, tkc_lazy *a) {
+  tkc_lazy *r = a ? tkc_lz_unary(op, a) : NULL;
+  tkc_lazy_unref(a);
+  return r;
+}
+
+static tkc_lazy *take_cast(tkc_lazy *a, tkc_dtype dt) {
+  tkc_lazy *r = a ? tkc_lz_cast(a, dt, 0) : NULL;
+  tkc_lazy_unref(a);
+  return r;
+}
+
+static tkc_lazy *take_where(tkc_lazy *c, tkc_lazy *a, tkc_lazy *b) {
+  tkc_lazy *r = NULL;
+  if (c && a && b) r = tkc_lz_alu(TKC_OP_WHERE, 3, (tkc_lazy *[]){c, a, b});
+  tkc_lazy_unref(c);
+  tkc_lazy_unref(a);
+  tkc_lazy_unref(b);
+  return r;
+}
+
+static tkc_lazy *ref(tkc_lazy *a) {
+  tkc_lazy_ref(a);
+  return a;
+}
+
+/* logical not of a bool node */
+static tkc_lazy *lnot(tkc_lazy *a) { return take2(TKC_OP_CMPNE, ref(a), konst(a, TKC_BOOL, 1)); }
+
+/* -x as tinygrad writes it: x * -1 (logical not for bool) */
+static tkc_lazy *negate(tkc_lazy *a) {
+  if (a->dtype == TKC_BOOL) return lnot(a);
+  return take2(TKC_OP_MUL, ref(a), konst(a, a->dtype, -1));
+}
+
+/* ---------------------------------------------------------------- broadcasting */
+
+static tkc_status broadcast_shape(const tkc_lazy *a, const tkc_lazy *b, int *ndim, int64_t *shape) {
+  int n = a->ndim > b->ndim ? a->ndim : b->ndim;
+  for (int i = 0; i < n; i++) {
+    int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
+    int64_t x = ia >= 0 ? a->shape[ia] : 1, y = ib >= 0 ? b->shape[ib] : 1;
+    if (x != y && x != 1 && y != 1) return tkc_err(TKC_ESHAPE, "shapes do not broadcast: dim %d is %lld vs %lld", i, (long long)x, (long long)y);
+    shape[i] = x == 1 ? y : x;
+  }
+  *ndim = n;
+  return TKC_OK;
+}
+
+/* the operands of a binary op, broadcast to one shape and cast to one dtype */
+static int operands(tkc_tensor *a, tkc_tensor *b, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
+  if (tkc_check(a) || tkc_check(b)) return -1;
+  if (a->ctx != b->ctx) {
+    tkc_err(TKC_EINVAL, "tensors of different ctxs");
+    return -1;
+  }
+  int ndim;
+  int64_t shape[TKC_MAX_DIMS];
+  if (broadcast_shape(a->node, b->node, &ndim, shape)) return -1;
+  *dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
+  tkc_lazy *xa = tkc_lz_broadcast(a->node, ndim, shape), *xb = xa ? tkc_lz_broadcast(b->node, ndim, shape) : NULL;
+  *x = take_cast(xa, *dt);
+  *y = take_cast(xb, *dt);
+  if (!*x || !*y) {
+    tkc_lazy_unref(*x);
+    tkc_lazy_unref(*y);
+    return -1;
+  }
+  return 0;
+}
+
+enum { ANY = 0, NO_BOOL = 1, INTS = 2, INTS_BOOL = 3, FLOATS = 4 };
+
+static int dtype_ok(tkc_dtype dt, int rule, const char *what) {
+  int ok = rule == ANY || (rule == NO_BOOL && dt != TKC_BOOL) || (rule == INTS && tkc_dtype_is_int(dt)) ||
+           (rule == INTS_BOOL && (tkc_dtype_is_int(dt) || dt == TKC_BOOL)) || (rule == FLOATS && tkc_dtype_is_float(dt));
+  if (!ok) tkc_err(TKC_EDTYPE, "%s does not accept %s", what, tkc_dtype_name(dt));
+  return ok;
+}
+
+typedef tkc_lazy *(*binary_fn)(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt);
+
+static tkc_tensor *binary(tkc_tensor *a, tkc_tensor *b, int rule, int to_float, const char *what, binary_fn fn) {
+  tkc_dtype dt;
+  tkc_lazy *x, *y;
+  if (operands(a, b, &dt, &x, &y)) return NULL;
+  tkc_lazy *r = NULL;
+  if (to_float && !tkc_dtype_is_float(dt)) {
+    dt = float_of(dt);
+    x = take_cast(x, dt);
+    y = take_cast(y, dt);
+  }
+  if (x && y && dtype_ok(dt, rule, what)) r = fn(x, y, dt);
+  tkc_lazy_unref(x);
+  tkc_lazy_unref(y);
+  return tkc_wrap(a->ctx, r);
+}
+
+static tkc_lazy *f_add(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_ADD, x, y); }
+static tkc_lazy *f_sub(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take2(TKC_OP_ADD, ref(x), negate(y)); }
+static tkc_lazy *f_mul(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MUL, x, y); }
+static tkc_lazy *f_div(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take2(TKC_OP_MUL, ref(x), take1(TKC_OP_RECIP, ref(y))); }
+static tkc_lazy *f_idiv(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_IDIV, x, y); }
+static tkc_lazy *f_mod(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MOD, x, y); }
+static tkc_lazy *f_max(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MAX, x, y); }
+static tkc_lazy *f_min(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take_where(alu2(TKC_OP_CMPLT, x, y), ref(x), ref(y)); }
+static tkc_lazy *f_lt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPLT, x, y); }
+static tkc_lazy *f_gt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPLT, y, x); }
+static tkc_lazy *f_ne(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPNE, x, y); }
+static tkc_lazy *not_of(tkc_lazy *b) {
+  tkc_lazy *r = b ? lnot(b) : NULL;
+  tkc_lazy_unref(b);
+  return r;
+}
+static tkc_lazy *f_le(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPLT, y, x)); }
+static tkc_lazy *f_ge(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPLT, x, y)); }
+static tkc_lazy *f_eq(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPNE, x, y)); }
+static tkc_lazy *f_and(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_AND, x, y); }
+static tkc_lazy *f_or(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_OR, x, y); }
+static tkc_lazy *f_xor(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_XOR, x, y); }
+static tkc_lazy *f_shl(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_SHL, x, y); }
+static tkc_lazy *f_shr(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_SHR, x, y); }
+
+/* x ** y for floats (tinygrad's pow): |x|^y = exp2(y*log2|x|), the sign of a negative base from an
+ * odd integer exponent, nan for a negative base with a fractional exponent, 0^0 = 1. */
+static tkc_lazy *f_pow(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) {
+  tkc_lazy *zero = konst(x, dt, 0), *one = konst(x, dt, 1);
+  tkc_lazy *neg = alu2(TKC_OP_CMPLT, x, zero);
+  tkc_lazy *ax = take_where(ref(neg), negate(x), ref(x));
+  tkc_lazy *mag = take1(TKC_OP_EXP2, take2(TKC_OP_MUL, ref(y), take1(TKC_OP_LOG2, ax)));
+  /* y as an integer: odd / fractional tests in float64 after truncation */
+  tkc_lazy *yi = take_cast(take_cast(ref(y), TKC_INT64), dt);
+  tkc_lazy *frac = alu2(TKC_OP_CMPNE, yi, y);
+  tkc_lazy *odd = take2(TKC_OP_CMPNE, take2(TKC_OP_AND, take_cast(ref(y), TKC_INT64), konst(x, TKC_INT64, 1)), konst(x, TKC_INT64, 0));
+  tkc_lazy *signed_mag = take_where(take2(TKC_OP_AND, ref(neg), odd), negate(mag), ref(mag));
+  tkc_lazy *nan_case = take2(TKC_OP_AND, ref(neg), ref(frac));
+  tkc_lazy *r = take_where(nan_case, konst(x, dt, NAN), signed_mag);
+  /* 0 ** 0 = 1 (log2(0) * 0 would give nan) */
+  tkc_lazy *y0 = take2(TKC_OP_CMPNE, ref(y), ref(zero));
+  r = take_where(not_of(y0), ref(one), r);
+  tkc_lazy_unref(zero);
+  tkc_lazy_unref(one);
+  tkc_lazy_unref(neg);
+  tkc_lazy_unref(mag);
+  tkc_lazy_unref(yi);
+  tkc_lazy_unref(frac);
+  return r;
+}
+
+tkc_tensor *tkc_add(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "add", f_add); }
+tkc_tensor *tkc_sub(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, NO_BOOL, 0, "sub", f_sub); }
+tkc_tensor *tkc_mul(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "mul", f_mul); }
+tkc_tensor *tkc_div(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, FLOATS, 1, "div", f_div); }
+tkc_tensor *tkc_idiv(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "idiv", f_idiv); }
+tkc_tensor *tkc_mod(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "mod", f_mod); }
+tkc_tensor *tkc_maximum(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "maximum", f_max); }
+tkc_tensor *tkc_minimum(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "minimum", f_min); }
+tkc_tensor *tkc_pow(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, FLOATS, 1, "pow", f_pow); }
+tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "lt", f_lt); }
+tkc_tensor *tkc_le(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "le", f_le); }
+tkc_tensor *tkc_gt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "gt", f_gt); }
+tkc_tensor *tkc_ge(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "ge", f_ge); }
+tkc_tensor *tkc_eq(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "eq", f_eq); }
+tkc_tensor *tkc_ne(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "ne", f_ne); }
+tkc_tensor *tkc_and(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "and", f_and); }
+tkc_tensor *tkc_or(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "or", f_or); }
+tkc_tensor *tkc_xor(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "xor", f_xor); }
+tkc_tensor *tkc_shl(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "shl", f_shl); }
+tkc_tensor *tkc_shr(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "shr", f_shr); }
+
+tkc_tensor *tkc_where(tkc_tensor *cond, tkc_tensor *a, tkc_tensor *b) {
+  if (tkc_check(cond) || tkc_check(a) || tkc_check(b)) return NULL;
+  if (cond->ctx != a->ctx || a->ctx != b->ctx) return tkc_err_null(TKC_EINVAL, "tensors of different ctxs");
+  int n1, n;
+  int64_t s1[TKC_MAX_DIMS], shape[TKC_MAX_DIMS];
+  if (broadcast_shape(a->node, b->node, &n1, s1)) return NULL;
+  tkc_lazy tmp = {.ndim = n1};
+  memcpy(tmp.shape, s1, sizeof s1);
+  if (broadcast_shape(cond->node, &tmp, &n, shape)) return NULL;
+  tkc_dtype dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
+  tkc_lazy *c = take_cast(tkc_lz_broadcast(cond->node, n, shape), TKC_BOOL);
+  tkc_lazy *x = take_cast(tkc_lz_broadcast(a->node, n, shape), dt);
+  tkc_lazy *y = take_cast(tkc_lz_broadcast(b->node, n, shape), dt);
+  return tkc_wrap(a->ctx, take_where(c, x, y));
+}
+
+/* ---------------------------------------------------------------- unary */
+
+typedef tkc_lazy *(*unary_fn)(tkc_lazy *x);
+
+static tkc_tensor *unary(tkc_tensor *a, int to_float, unary_fn fn) {
+  if (tkc_check(a)) return NULL;
+  tkc_lazy *x = to_float ? tkc_lz_cast(a->node, float_of(a->node->dtype), 0) : ref(a->node);
+  tkc_lazy *r = x ? fn(x) : NULL;
+  tkc_lazy_unref(x);
+  return tkc_wrap(a->ctx, r);
+}
+
+static const double LN2 = 0.6931471805599453, INV_LN2 = 1.4426950408889634;
+
+static tkc_lazy *u_neg(tkc_lazy *x) { return negate(x); }
+static tkc_lazy *u_abs(tkc_lazy *x) {
+  if (x->dtype == TKC_BOOL || tkc_dtype_is_unsigned(x->dtype)) return ref(x);
+  return take_where(take2(TKC_OP_CMPLT, ref(x), konst(x, x->dtype, 0)), negate(x), ref(x));
+}
+static tkc_lazy *u_recip(tkc_lazy *x) { return tkc_lz_unary(TKC_OP_RECIP, x); }
+static tkc_lazy *u_sqrt(tkc_lazy *x) { return tkc_lz_unary(TKC_OP_SQRT, x); }
+static tkc_lazy *u_exp2(tkc_lazy *x) { return tkc_lz_unary(TKC_OP_EXP2, x); }
+static tkc_lazy *u_log2(tkc_lazy *x) { return tkc_lz_unary(TKC_OP_LOG2, x); }
+static tkc_lazy *u_sin(tkc_lazy *x) { return tkc_lz_unary(TKC_OP_SIN, x); }
+static tkc_lazy *u_exp(tkc_lazy *x) { return take1(TKC_OP_EXP2, take2(TKC_OP_MUL, ref(x), konst(x, x->dtype, INV_LN2))); }
+static tkc_lazy *u_log(tkc_lazy *x) { return take2(TKC_OP_MUL, take1(TKC_OP_LOG2, ref(x)), konst(x, x->dtype, LN2)); }
+static tkc_lazy *u_cos(tkc_lazy *x) { return take1(TKC_OP_SIN, take2(TKC_OP_ADD, negate(x), konst(x, x->dtype, M_PI / 2))); }
+/* sigmoid(x) = 1 / (1 + exp(-x)) */
+static tkc_lazy *u_sigmoid(tkc_lazy *x) {
+  tkc_lazy *e = take1(TKC_OP_EXP2, take2(TKC_OP_MUL, ref(x), konst(x, x->dtype, -INV_LN2)));
+  return take1(TKC_OP_RECIP, take2(TKC_OP_ADD, e, konst(x, x->dtype, 1)));
+}
+/* tanh(x) = 2 * sigmoid(2x) - 1 */
+static tkc_lazy *u_tanh(tkc_lazy *x) {
+  tkc_lazy *x2 = take2(TKC_OP_MUL, ref(x), konst(x, x->dtype, 2));
+  tkc_lazy *s = x2 ? u_sigmoid(x2) : NULL;
+  tkc_lazy_unref(x2);
+  return take2(TKC_OP_ADD, take2(TKC_OP_MUL, s, konst(x, x->dtype, 2)), konst(x, x->dtype, -1));
+}
+static tkc_lazy *u_relu(tkc_lazy *x) { return take2(TKC_OP_MAX, ref(x), konst(x, x->dtype, 0)); }
+
+tkc_tensor *tkc_neg(tkc_tensor *a) { return unary(a, 0, u_neg); }
+tkc_tensor *tkc_abs(tkc_tensor *a) { return unary(a, 0, u_abs); }
+tkc_tensor *tkc_recip(tkc_tensor *a) { return unary(a, 1, u_recip); }
+tkc_tensor *tkc_sqrt(tkc_tensor *a) { return unary(a, 1, u_sqrt); }
+tkc_tensor *tkc_exp(tkc_tensor *a) { return unary(a, 1, u_exp); }
+tkc_tensor *tkc_exp2(tkc_tensor *a) { return unary(a, 1, u_exp2); }
+tkc_tensor *tkc_log(tkc_tensor *a) { return unary(a, 1, u_log); }
+tkc_tensor *tkc_log2(tkc_tensor *a) { return unary(a, 1, u_log2); }
+tkc_tensor *tkc_sin(tkc_tensor *a) { return unary(a, 1, u_sin); }
+tkc_tensor *tkc_cos(tkc_tensor *a) { return unary(a, 1, u_cos); }
+tkc_tensor *tkc_tanh(tkc_tensor *a) { return unary(a, 1, u_tanh); }
+tkc_tensor *tkc_sigmoid(tkc_tensor *a) { return unary(a, 1, u_sigmoid); }
+tkc_tensor *tkc_relu(tkc_tensor *a) { return unary(a, 0, u_relu); }
+
+tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt) {
+  if (tkc_check(a)) return NULL;
+  if ((unsigned)dt >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "cast to dtype %d", (int)dt);
+  return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 0));
+}
+
+tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
+  if (tkc_check(a)) return NULL;
+  if ((unsigned)dt >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "bitcast to dtype %d", (int)dt);
+  if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype) || dt == TKC_BOOL || a->node->dtype == TKC_BOOL)
+    return tkc_err_null(TKC_EDTYPE, "bitcast %s -> %s needs two non-bool dtypes of one size", tkc_dtype_name(a->node->dtype), tkc_dtype_name(dt));
+  return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 1));
+}
+
+/* ---------------------------------------------------------------- reductions */
+
+/* mask[i] = 1 for each reduced axis; 0 ok */
+static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) {
+  for (int i = 0; i < a->ndim; i++) mask[i] = naxes == 0 || !axes;
+  if (naxes < 0 || (naxes && !axes)) return tkc_err(TKC_EINVAL, "bad axes list"), -1;
+  for (int k = 0; axes && k < naxes; k++) {
+    int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
+    if (ax < 0 || ax >= a->ndim) return tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axes[k], a->ndim), -1;
+    if (mask[ax]) return tkc_err(TKC_EINVAL, "axis %d given twice", axes[k]), -1;
+    mask[ax] = 1;
+  }
+  return 0;
+}
+
+/* reduce then (without keepdim) drop the reduced axes */
+static tkc_lazy *reduce_keep(tkc_lazy *x, tkc_op op, const int *mask, int keepdim) {
+  tkc_lazy *r = tkc_lz_reduce(x, op, mask);
+  if (!r || keepdim) return r;
+  int64_t shape[TKC_MAX_DIMS];
+  int n = 0;
+  for (int i = 0; i < x->ndim; i++)
+    if (!mask[i]) shape[n++] = x->shape[i];
+  tkc_lazy *out = tkc_lz_move(r, TKC_OP_RESHAPE, NULL, 0, n, shape);
+  tkc_lazy_unref(r);
+  return out;
+}
+
+static tkc_dtype sum_acc(tkc_dtype dt) {
+  if (tkc_dtype_is_unsigned(dt)) return tkc_least_upper_dtype(dt, TKC_UINT32);
+  if (tkc_dtype_is_int(dt) || dt == TKC_BOOL) return tkc_least_upper_dtype(dt, TKC_INT32);
+  return tkc_least_upper_dtype(dt, TKC_FLOAT32);
+}
+
+static tkc_lazy *sum_node(tkc_lazy *x, const int *mask, int keepdim, tkc_dtype result) {
+  tkc_lazy *c = tkc_lz_cast(x, sum_acc(x->dtype), 0);
+  tkc_lazy *r = c ? reduce_keep(c, TKC_OP_ADD, mask, keepdim) : NULL;
+  tkc_lazy_unref(c);
+  return take_cast(r, result);
+}
+
+tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
+  int mask[TKC_MAX_DIMS];
+  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  tkc_dtype dt = a->node->dtype;
+  tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? dt : sum_acc(dt);
+  return tkc_wrap(a->ctx, sum_node(a->node, mask, keepdim, out));
+}
+
+tkc_tensor *tkc_max(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
+  int mask[TKC_MAX_DIMS];
+  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  return tkc_wrap(a->ctx, reduce_keep(a->node, TKC_OP_MAX, mask, keepdim));
+}
+
+/* ~x: bitwise not for ints (order reversing for signed and unsigned), logical not for bool */
+static tkc_lazy *invert(tkc_lazy *x) {
+  if (x->dtype == TKC_BOOL) return lnot(x);
+  return take2(TKC_OP_XOR, ref(x), konst(x, x->dtype, -1));
+}
+
+tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
+  int mask[TKC_MAX_DIMS];
+  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  int is_float = tkc_dtype_is_float(a->node->dtype);
+  tkc_lazy *flipped = is_float ? negate(a->node) : invert(a->node);
+  tkc_lazy *m = flipped ? reduce_keep(flipped, TKC_OP_MAX, mask, keepdim) : NULL;
+  tkc_lazy *r = m ? (is_float ? negate(m) : invert(m)) : NULL;
+  tkc_lazy_unref(flipped);
+  tkc_lazy_unref(m);
+  return tkc_wrap(a->ctx, r);
+}
+
+tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
+  int mask[TKC_MAX_DIMS];
+  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  tkc_lazy *x = a->node;
+  int64_t count = 1;
+  for (int i = 0; i < x->ndim; i++)
+    if (mask[i]) count *= x->shape[i];
+  tkc_dtype out = tkc_dtype_is_float(x->dtype) ? x->dtype : TKC_FLOAT32;
+  tkc_dtype work = tkc_least_upper_dtype(sum_acc(x->dtype), TKC_FLOAT32);
+  tkc_lazy *s = sum_node(x, mask, keepdim, work);
+  tkc_lazy *m = s ? take2(TKC_OP_MUL, ref(s), konst(s, work, count ? 1.0 / (double)count : NAN)) : NULL;
+  tkc_lazy_unref(s);
+  return tkc_wrap(a->ctx, take_cast(m, out));
+}
+
+/* ---------------------------------------------------------------- movement */
+
+tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape) {
+  if (tkc_check(a)) return NULL;
+  if (ndim < 0 || ndim > TKC_MAX_DIMS || (ndim && !shape)) return tkc_err_null(TKC_ESHAPE, "reshape to %d dims", ndim);
+  int64_t s[TKC_MAX_DIMS], known = 1, total = tkc_shape_numel(a->node->ndim, a->node->shape);
+  int infer = -1;
+  for (int i = 0; i < ndim; i++) {
+    s[i] = shape[i];
+    if (s[i] == -1) {
+      if (infer >= 0) return tkc_err_null(TKC_ESHAPE, "reshape: more than one -1");
+      infer = i;
+    } else if (s[i] < 0) return tkc_err_null(TKC_ESHAPE, "reshape: dim %d is %lld", i, (long long)s[i]);
+    else known *= s[i];
+  }
+  if (infer >= 0) {
+    if (known == 0 || total % known) return tkc_err_null(TKC_ESHAPE, "reshape: cannot infer the -1 dim");
+    s[infer] = total / known;
+    known *= s[infer];
+  }
+  if (known != total) return tkc_err_null(TKC_ESHAPE, "reshape: %lld elements into %lld", (long long)total, (long long)known);
+  return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_RESHAPE, NULL, 0, ndim, s));
+}
+
+tkc_tensor *tkc_permute(tkc_tensor *a, const int *order) {
+  if (tkc_check(a)) return NULL;
+  int n = a->node->ndim, seen[TKC_MAX_DIMS] = {0};
+  if (n && !order) return tkc_err_null(TKC_EINVAL, "permute: NULL order");
+  int64_t shape[TKC_MAX_DIMS], arg[TKC_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    int o = order[i] < 0 ? order[i] + n : order[i];
+    if (o < 0 || o >= n || seen[o]) return tkc_err_null(TKC_EINVAL, "permute: the order is not a permutation of %d axes", n);
+    seen[o] = 1;
+    arg[i] = o;
+    shape[i] = a->node->shape[o];
+  }
+  return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_PERMUTE, arg, n, n, shape));
+}
+
+tkc_tensor *tkc_transpose(tkc_tensor *a, int ax0, int ax1) {
+  if (tkc_check(a)) return NULL;
+  int n = a->node->ndim, order[TKC_MAX_DIMS];
+  if (ax0 < 0) ax0 += n;
+  if (ax1 < 0) ax1 += n;
+  if (ax0 < 0 || ax0 >= n || ax1 < 0 || ax1 >= n) return tkc_err_null(TKC_EINVAL, "transpose: axes out of range for %d dims", n);
+  for (int i = 0; i < n; i++) order[i] = i;
+  order[ax0] = ax1;
+  order[ax1] = ax0;
+  return tkc_permute(a, order);
+}
+
+tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape) {
+  if (tkc_check(a)) return NULL;
+  tkc_lazy *x = a->node;
+  if (ndim < x->ndim || ndim > TKC_MAX_DIMS || (ndim && !shape)) return tkc_err_null(TKC_ESHAPE, "expand to %d dims from %d", ndim, x->ndim);
+  int64_t s[TKC_MAX_DIMS];
+  for (int i = 0; i < ndim; i++) {
+    int j = i - (ndim - x->ndim);
+    int64_t have = j >= 0 ? x->shape[j] : 1;
+    s[i] = shape[i] == -1 ? have : shape[i];
+    if (s[i] < 0 || (have != 1 && have != s[i])) return tkc_err_null(TKC_ESHAPE, "expand: dim %d of size %lld cannot become %lld", i, (long long)have, (long long)shape[i]);
+  }
+  return tkc_wrap(a->ctx, tkc_lz_broadcast(x, ndim, s));
+}
+
+tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
+  if (tkc_check(a)) return NULL;
+  tkc_lazy *x = a->node;
+  int n = x->ndim;
+  if (n && !pads) return tkc_err_null(TKC_EINVAL, "pad: NULL pads");
+  int64_t shape[TKC_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) return tkc_err_null(TKC_EINVAL, "pad: negative padding on axis %d", i);
+    shape[i] = x->shape[i] + pads[2 * i] + pads[2 * i + 1];
+  }
+  tkc_lazy *p = tkc_lz_move(x, TKC_OP_PAD, pads, 2 * n, n, shape);
+  if (!p || value == 0) return tkc_wrap(a->ctx, p);
+  /* value padding: where(pad(true), pad(x), value) */
+  tkc_lazy *ones = konst(x, TKC_BOOL, 1);
+  tkc_lazy *inside = ones ? tkc_lz_move(ones, TKC_OP_PAD, pads, 2 * n, n, shape) : NULL;
+  tkc_lazy_unref(ones);
+  tkc_lazy *r = take_where(inside, p, tkc_lz_const(x->ctx, x->dtype, value, n, shape));
+  return tkc_wrap(a->ctx, r);
+}
+
+tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
+  if (tkc_check(a)) return NULL;
+  tkc_lazy *x = a->node;
+  int n = x->ndim;
+  if (n && !ranges) return tkc_err_null(TKC_EINVAL, "shrink: NULL ranges");
+  int64_t shape[TKC_MAX_DIMS];
+  for (int i = 0; i < n; i++) {
+    int64_t b = ranges[2 * i], e = ranges[2 * i + 1];
+    if (b < 0 || e < b || e > x->shape[i]) return tkc_err_null(TKC_ESHAPE, "shrink: [%lld, %lld) is outside axis %d of size %lld", (long long)b, (long long)e, i, (long long)x->shape[i]);
+    shape[i] = e - b;
+  }
+  return tkc_wrap(a->ctx, tkc_lz_move(x, TKC_OP_SHRINK, ranges, 2 * n, n, shape));
+}
+
+tkc_tensor *tkc_flip(tkc_tensor *a, int naxes, const int *axes) {
+  int mask[TKC_MAX_DIMS];
+  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  int64_t arg[TKC_MAX_DIMS];
+  for (int i = 0; i < a->node->ndim; i++) arg[i] = mask[i] && a->node->shape[i] > 1;
+  return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_FLIP, arg, a->node->ndim, a->node->ndim, a->node->shape));
+}
+
+tkc_tensor *tkc_contiguous(tkc_tensor *a) {
+  if (tkc_check(a)) return NULL;
+  tkc_lazy *x = a->node;
+  tkc_lazy *c = tkc_lazy_new(x->ctx, TKC_LZ_CONTIGUOUS, x->dtype, x->ndim, x->shape);
+  if (c) tkc_lazy_set_src(c, 0, x);
+  return tkc_wrap(a->ctx, c);
+}

@@ -1,0 +1,325 @@
+/* The scheduler: the lazy graph -> kernel ASTs with tinygrad's fusion rules.
+ *
+ * A kernel computes one node into a buffer. Building it walks the node's sources and fuses:
+ *   - elementwise ops (and casts) fuse;
+ *   - movement ops are pushed to the leaves: each leaf (buffer, constant, iota) gets a view that
+ *     composes its own layout with every movement above it, so views never copy;
+ *   - one reduce (or several with the same shape and axes) fuses with the elementwise ops before
+ *     and after it;
+ * and cuts (realizes the node as its own kernel first) at
+ *   - realized buffers and nodes already scheduled (computed once, read by every kernel);
+ *   - CONTIGUOUS;
+ *   - a reduce seen through a movement op, inside another reduce, or of another shape;
+ *   - a pad over ops that do not keep 0 at 0 (exp2, log2, recip, idiv, pow), like tinygrad's can_pad.
+ * The AST is tinygrad's: SINK(STORE(DEFINE_GLOBAL 0, VIEW(st), value)), LOAD(DEFINE_GLOBAL i,
+ * VIEW(st)), CONST(VIEW(st)) where a view masks it, REDUCE_AXIS(src) arg (op, axes), and
+ * VIEW(st) alone for an iota leaf. The SINK's arg is (output shape, full shape). */
+#include <stdlib.h>
+#include <string.h>
+#include "graph/graph.h"
+
+#define MAX_MOVES 64
+#define MAX_INPUTS 32
+#define ST_ARGS (TKC_MAX_VIEWS * (5 + 4 * TKC_MAX_DIMS) + TKC_MAX_VIEWS)
+
+typedef struct moves {
+  int n;
+  tkc_lazy *m[MAX_MOVES]; /* applied in order: m[0] first (it is nearest the source) */
+} moves;
+
+typedef struct memo_entry {
+  tkc_lazy *n;
+  const moves *mv; /* points into the arena below */
+  int in_reduce;
+  tkc_uop *u;
+} memo_entry;
+
+typedef struct kernel {
+  tkc_schedule *s;
+  tkc_lazy *root;
+  int ninputs;
+  tkc_lazy *inputs[MAX_INPUTS];
+  const void *input_keys[MAX_INPUTS];
+  int has_reduce;
+  int64_t full[TKC_MAX_DIMS];
+  tkc_lazy *reduce_shape_of; /* a reduce of this kernel: its src has the full shape */
+  memo_entry *memo;
+  size_t nmemo, capmemo;
+  moves **saved; /* copies of move lists kept for the memo */
+  size_t nsaved, capsaved;
+} kernel;
+
+static int is_planned(const tkc_schedule *s, const tkc_lazy *n) {
+  for (size_t i = 0; i < s->n; i++)
+    if (s->items[i].out == n) return 1;
+  return 0;
+}
+
+static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n);
+
+/* ---------------------------------------------------------------- memo */
+
+static int same_moves(const moves *a, const moves *b) {
+  return a->n == b->n && !memcmp(a->m, b->m, (size_t)a->n * sizeof *a->m);
+}
+
+static tkc_uop *memo_get(const kernel *k, tkc_lazy *n, const moves *mv, int in_reduce) {
+  for (size_t i = 0; i < k->nmemo; i++) {
+    const memo_entry *e = &k->memo[i];
+    if (e->n == n && e->in_reduce == in_reduce && same_moves(e->mv, mv)) return e->u;
+  }
+  return NULL;
+}
+
+static void memo_put(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop *u) {
+  if (k->nmemo == k->capmemo) {
+    size_t cap = k->capmemo ? 2 * k->capmemo : 32;
+    memo_entry *m = realloc(k->memo, cap * sizeof *m);
+    if (!m) return; /* the memo is only a speed-up */
+    k->memo = m;
+    k->capmemo = cap;
+  }
+  if (k->nsaved == k->capsaved) {
+    size_t cap = k->capsaved ? 2 * k->capsaved : 32;
+    moves **sv = realloc(k->saved, cap * sizeof *sv);
+    if (!sv) return;
+    k->saved = sv;
+    k->capsaved = cap;
+  }
+  moves *copy = malloc(sizeof *copy);
+  if (!copy) return;
+  *copy = *mv;
+  k->saved[k->nsaved++] = copy;
+  k->memo[k->nmemo++] = (memo_entry){n, copy, in_reduce, u};
+}
+
+static void kernel_free(kernel *k) {
+  for (size_t i = 0; i < k->nsaved; i++) free(k->saved[i]);
+  free(k->saved);
+  free(k->memo);
+}
+
+/* ---------------------------------------------------------------- AST pieces */
+
+static tkc_uop *view_uop(tkc_graph *g, const tkc_st *st, tkc_dt dt) {
+  tkc_arg storage[ST_ARGS];
+  return tkc_uop_new(g, TKC_OP_VIEW, dt, 0, NULL, tkc_st_to_arg(st, storage, ST_ARGS));
+}
+
+static tkc_uop *global_uop(tkc_graph *g, int i, tkc_dtype dt) {
+  return tkc_uop_new(g, TKC_OP_DEFINE_GLOBAL, tkc_dt_ptr(tkc_dt_of(dt), TKC_SPACE_GLOBAL, -1), 0, NULL, tkc_arg_int(i));
+}
+
+static tkc_status apply_moves(tkc_st *st, const moves *mv) {
+  for (int i = 0; i < mv->n; i++) {
+    tkc_status s = tkc_lazy_apply_move(st, mv->m[i]);
+    if (s) return s;
+  }
+  return TKC_OK;
+}
+
+static int st_masked(const tkc_st *st) {
+  for (int i = 0; i < st->nviews; i++)
+    if (st->views[i].has_mask) return 1;
+  return 0;
+}
+
+/* a buffer (or a node computed by an earlier kernel) read through its view and the moves */
+static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
+  tkc_graph *g = k->s->g;
+  tkc_st st;
+  if (n->kind == TKC_LZ_BUFFER) st = n->st;
+  else tkc_st_contiguous(&st, n->ndim, n->shape);
+  tkc_status s = apply_moves(&st, mv);
+  if (s) return s;
+  const void *key = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n;
+  int i = 0;
+  while (i < k->ninputs && k->input_keys[i] != key) i++;
+  if (i == k->ninputs) {
+    if (i == MAX_INPUTS) return tkc_err(TKC_EUNSUPPORTED, "a kernel reads more than %d buffers", MAX_INPUTS);
+    k->inputs[i] = n;
+    k->input_keys[i] = key;
+    k->ninputs++;
+  }
+  tkc_uop *src[2] = {global_uop(g, i + 1, n->dtype), view_uop(g, &st, tkc_dt_of(TKC_VOID))};
+  *out = tkc_uop_new(g, TKC_OP_LOAD, tkc_dt_of(n->dtype), 2, src, tkc_arg_none());
+  return *out ? TKC_OK : tkc_last_status();
+}
+
+/* ---------------------------------------------------------------- fusion decisions */
+
+/* Does a zero-pad pushed into n's kernel region change values (f(0) != 0 somewhere)? */
+static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int depth) {
+  if (depth > 10000) return 1;
+  switch (n->kind) {
+  case TKC_LZ_BUFFER: case TKC_LZ_CONST: case TKC_LZ_IOTA: case TKC_LZ_REDUCE: case TKC_LZ_CONTIGUOUS: return 0;
+  default: break;
+  }
+  if (is_planned(s, n)) return 0;
+  if (n->kind == TKC_LZ_ALU && (tkc_op_flags((tkc_op)n->op) & TKC_F_P)) return 1;
+  for (int i = 0; i < n->nsrc; i++)
+    if (pad_unsafe(s, n->src[i], depth + 1)) return 1;
+  return 0;
+}
+
+static int moves_pad(const moves *mv) {
+  for (int i = 0; i < mv->n; i++)
+    if (mv->m[i]->op == TKC_OP_PAD) return 1;
+  return 0;
+}
+
+/* ---------------------------------------------------------------- building */
+
+static tkc_status build(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out);
+
+/* realize n as its own kernel first, then read it */
+static tkc_status cut(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
+  tkc_status s = schedule_node(k->s, n);
+  return s ? s : leaf_load(k, n, mv, out);
+}
+
+static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out) {
+  tkc_graph *g = k->s->g;
+  if (n->kind == TKC_LZ_BUFFER || is_planned(k->s, n)) return leaf_load(k, n, mv, out);
+  tkc_st st;
+  tkc_status s;
+  tkc_uop *src[3];
+  switch (n->kind) {
+  case TKC_LZ_CONST: {
+    tkc_st_contiguous(&st, n->ndim, n->shape);
+    if ((s = apply_moves(&st, mv))) return s;
+    tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
+    *out = tkc_uop_new(g, TKC_OP_CONST, tkc_dt_of(n->dtype), view ? 1 : 0, &view, tkc_value_to_arg(n->value, n->dtype));
+    return *out ? TKC_OK : tkc_last_status();
+  }
+  case TKC_LZ_IOTA:
+    tkc_st_contiguous(&st, n->ndim, n->shape);
+    if ((s = apply_moves(&st, mv))) return s;
+    *out = view_uop(g, &st, tkc_dt_of(TKC_INT32));
+    return *out ? TKC_OK : tkc_last_status();
+  case TKC_LZ_ALU:
+  case TKC_LZ_CAST:
+  case TKC_LZ_BITCAST:
+    for (int i = 0; i < n->nsrc; i++)
+      if ((s = build(k, n->src[i], mv, in_reduce, &src[i]))) return s;
+    {
+      tkc_op op = n->kind == TKC_LZ_ALU ? (tkc_op)n->op : n->kind == TKC_LZ_CAST ? TKC_OP_CAST : TKC_OP_BITCAST;
+      *out = tkc_uop_new(g, op, tkc_dt_of(n->dtype), n->nsrc, src, tkc_arg_none());
+    }
+    return *out ? TKC_OK : tkc_last_status();
+  case TKC_LZ_MOVE: {
+    moves next;
+    if (mv->n + 1 > MAX_MOVES) return cut(k, n, mv, out); /* too many: compute this view first */
+    next.n = mv->n + 1;
+    next.m[0] = n;
+    memcpy(next.m + 1, mv->m, (size_t)mv->n * sizeof *mv->m);
+    if (n->op == TKC_OP_PAD || moves_pad(mv)) {
+      if (pad_unsafe(k->s, n->src[0], 0)) return cut(k, n->src[0], &next, out);
+    }
+    return build(k, n->src[0], &next, in_reduce, out);
+  }
+  case TKC_LZ_REDUCE: {
+    tkc_lazy *x = n->src[0];
+    int same = !k->has_reduce || (k->reduce_shape_of->ndim == n->ndim && !memcmp(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim) &&
+                                  !memcmp(k->reduce_shape_of->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim));
+    if (mv->n || in_reduce || !same) return cut(k, n, mv, out);
+    if (!k->has_reduce) {
+      k->has_reduce = 1;
+      memcpy(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim);
+      k->reduce_shape_of = n;
+    }
+    moves none = {0};
+    if ((s = build(k, x, &none, 1, &src[0]))) return s;
+    tkc_arg axes[TKC_MAX_DIMS], a[2];
+    uint32_t na = 0;
+    for (int i = 0; i < n->ndim; i++)
+      if (n->arg[i]) axes[na++] = tkc_arg_int(i);
+    a[0] = tkc_arg_int(n->op);
+    a[1] = tkc_arg_tuple(axes, na);
+    *out = tkc_uop_new(g, TKC_OP_REDUCE_AXIS, tkc_dt_of(n->dtype), 1, src, tkc_arg_tuple(a, 2));
+    return *out ? TKC_OK : tkc_last_status();
+  }
+  case TKC_LZ_CONTIGUOUS:
+    if (n == k->root) return build(k, n->src[0], mv, in_reduce, out);
+    return cut(k, n, mv, out);
+  default: return tkc_err(TKC_EINTERNAL, "schedule: unexpected node kind %d", (int)n->kind);
+  }
+}
+
+static tkc_status build(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out) {
+  tkc_uop *u = memo_get(k, n, mv, in_reduce);
+  if (u) {
+    *out = u;
+    return TKC_OK;
+  }
+  tkc_status s = build_node(k, n, mv, in_reduce, out);
+  if (!s) memo_put(k, n, mv, in_reduce, *out);
+  return s;
+}
+
+static void shape_arg(tkc_arg *storage, int ndim, const int64_t *shape, tkc_arg *out) {
+  for (int i = 0; i < ndim; i++) storage[i] = tkc_arg_int(shape[i]);
+  *out = tkc_arg_tuple(storage, (uint32_t)ndim);
+}
+
+/* Schedules the kernel that computes n (not a BUFFER, not a MOVE) and everything it needs first. */
+static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
+  if (is_planned(s, n)) return TKC_OK;
+  kernel k = {.s = s, .root = n};
+  moves none = {0};
+  tkc_uop *value = NULL;
+  tkc_status st = build(&k, n, &none, 0, &value);
+  if (!st && s->n == s->cap) {
+    size_t cap = s->cap ? 2 * s->cap : 8;
+    tkc_sched_item *items = realloc(s->items, cap * sizeof *items);
+    if (!items) st = tkc_err(TKC_ENOMEM, "out of memory scheduling");
+    else {
+      s->items = items;
+      s->cap = cap;
+    }
+  }
+  if (!st) {
+    tkc_graph *g = s->g;
+    tkc_st out_st;
+    tkc_st_contiguous(&out_st, n->ndim, n->shape);
+    tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), value};
+    tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, tkc_arg_none());
+    tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS];
+    shape_arg(so, n->ndim, n->shape, &shapes[0]);
+    shape_arg(sf, n->ndim, k.has_reduce ? k.full : n->shape, &shapes[1]);
+    tkc_uop *sink = store ? tkc_uop_new(g, TKC_OP_SINK, tkc_dt_of(TKC_VOID), 1, &store, tkc_arg_tuple(shapes, 2)) : NULL;
+    if (!sink) st = tkc_last_status();
+    else {
+      tkc_sched_item *it = &s->items[s->n++];
+      it->out = n;
+      it->ast = sink;
+      it->ninputs = k.ninputs;
+      tkc_lazy_ref(n);
+      for (int i = 0; i < k.ninputs; i++) {
+        it->inputs[i] = k.inputs[i];
+        tkc_lazy_ref(k.inputs[i]);
+      }
+    }
+  }
+  kernel_free(&k);
+  return st;
+}
+
+tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) {
+  memset(s, 0, sizeof *s);
+  while (t->kind == TKC_LZ_MOVE) t = t->src[0]; /* a view of a computed node costs no kernel */
+  if (t->kind == TKC_LZ_BUFFER) return TKC_OK;
+  s->g = tkc_graph_new();
+  if (!s->g) return tkc_last_status();
+  return schedule_node(s, t);
+}
+
+void tkc_schedule_free(tkc_schedule *s) {
+  for (size_t i = 0; i < s->n; i++) {
+    tkc_lazy_unref(s->items[i].out);
+    for (int j = 0; j < s->items[i].ninputs; j++) tkc_lazy_unref(s->items[i].inputs[j]);
+  }
+  free(s->items);
+  tkc_graph_free(s->g);
+  memset(s, 0, sizeof *s);
+}

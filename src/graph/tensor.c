@@ -1,0 +1,377 @@
+/* The tensor API (tkc.h): contexts, handles, creation, elementwise ops with broadcasting and
+ * tinygrad's type promotion, reductions, movement ops, realizing and reading results. The
+ * composites built from these live in composite.c. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "graph/tensor_internal.h"
+
+/* ---------------------------------------------------------------- contexts */
+
+tkc_ctx *tkc_ctx_new(const char *device) {
+  static const char *const preferred[] = {"CUDA", "LLVM", "CPU", "INTERP"};
+  const char *name = device ? device : getenv("TKC_DEVICE");
+  tkc_device *d = NULL;
+  if (name && *name) d = tkc_device_get(name);
+  else
+    for (size_t i = 0; !d && i < TKC_COUNTOF(preferred); i++)
+      if (tkc_device_available(preferred[i])) d = tkc_device_get(preferred[i]);
+  if (!d) return name ? NULL : tkc_err_null(TKC_EDEVICE, "no device can run here");
+  tkc_ctx *ctx = calloc(1, sizeof *ctx);
+  if (!ctx) return tkc_err_null(TKC_ENOMEM, "out of memory creating a ctx");
+  ctx->dev = d;
+  return ctx;
+}
+
+static void free_list(tkc_tensor *t, int release_node) {
+  while (t) {
+    tkc_tensor *next = t->next;
+    if (release_node) tkc_lazy_unref(t->node);
+    free(t);
+    t = next;
+  }
+}
+
+void tkc_ctx_free(tkc_ctx *ctx) {
+  if (!ctx) return;
+  free_list(ctx->live, 1);
+  free_list(ctx->spare, 0);
+  free(ctx);
+}
+
+const char *tkc_ctx_device(const tkc_ctx *ctx) { return ctx ? tkc_device_name(ctx->dev) : NULL; }
+
+/* ---------------------------------------------------------------- handles */
+
+/* A handle for node (the handle takes over the caller's reference). NULL + error when node is NULL. */
+tkc_tensor *tkc_wrap(tkc_ctx *ctx, tkc_lazy *node) {
+  if (!node) return NULL;
+  tkc_tensor *t = ctx->spare;
+  if (t) ctx->spare = t->next;
+  else if (!(t = malloc(sizeof *t))) {
+    tkc_lazy_unref(node);
+    return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
+  }
+  t->magic = TKC_TENSOR_LIVE;
+  t->ctx = ctx;
+  t->node = node;
+  t->prev = NULL;
+  t->next = ctx->live;
+  if (ctx->live) ctx->live->prev = t;
+  ctx->live = t;
+  return t;
+}
+
+void tkc_tensor_free(tkc_tensor *t) {
+  if (!t || t->magic != TKC_TENSOR_LIVE) return;
+  tkc_ctx *ctx = t->ctx;
+  if (t->prev) t->prev->next = t->next;
+  else ctx->live = t->next;
+  if (t->next) t->next->prev = t->prev;
+  tkc_lazy_unref(t->node);
+  t->node = NULL;
+  t->magic = TKC_TENSOR_DEAD;
+  t->next = ctx->spare; /* kept, not freed: a later use of this handle is caught */
+  ctx->spare = t;
+}
+
+/* 0 when t can be used; otherwise keeps the first error of a chain (NULL) or reports a dead handle */
+int tkc_check(const tkc_tensor *t) {
+  if (!t) {
+    if (!tkc_last_status()) tkc_err(TKC_EINVAL, "NULL tensor");
+    return -1;
+  }
+  if (t->magic != TKC_TENSOR_LIVE) {
+    tkc_err(TKC_EINVAL, "use of a freed tensor");
+    return -1;
+  }
+  return 0;
+}
+
+/* ---------------------------------------------------------------- properties */
+
+int tkc_ndim(const tkc_tensor *t) { return tkc_check(t) ? 0 : t->node->ndim; }
+
+int64_t tkc_dim(const tkc_tensor *t, int axis) {
+  if (tkc_check(t)) return -1;
+  int n = t->node->ndim;
+  if (axis < 0) axis += n;
+  if (axis < 0 || axis >= n) {
+    tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axis, n);
+    return -1;
+  }
+  return t->node->shape[axis];
+}
+
+int64_t tkc_numel(const tkc_tensor *t) { return tkc_check(t) ? 0 : tkc_shape_numel(t->node->ndim, t->node->shape); }
+tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t->node->dtype; }
+
+/* ---------------------------------------------------------------- node builders */
+
+static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_VOID; }
+
+static tkc_status check_shape(int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "tensors have 0..%d dims, not %d", TKC_MAX_DIMS, ndim);
+  if (ndim && !shape) return tkc_err(TKC_EINVAL, "NULL shape for %d dims", ndim);
+  int64_t total = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (shape[i] < 0) return tkc_err(TKC_ESHAPE, "dim %d is negative (%lld)", i, (long long)shape[i]);
+    if (shape[i] && total > INT32_MAX / shape[i]) return tkc_err(TKC_ESHAPE, "more than 2^31 elements");
+    total *= shape[i];
+  }
+  return TKC_OK;
+}
+
+tkc_lazy *tkc_lz_const(tkc_ctx *ctx, tkc_dtype dt, double v, int ndim, const int64_t *shape) {
+  tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_CONST, dt, ndim, shape);
+  if (n) n->value = tkc_value_cast((tkc_value){.f = v}, TKC_FLOAT64, dt);
+  return n;
+}
+
+tkc_lazy *tkc_lz_unary(tkc_op op, tkc_lazy *a) {
+  tkc_lazy *n = tkc_lazy_new(a->ctx, TKC_LZ_ALU, a->dtype, a->ndim, a->shape);
+  if (!n) return NULL;
+  n->op = op;
+  tkc_lazy_set_src(n, 0, a);
+  return n;
+}
+
+/* an ALU node over sources of one shape; CMPLT/CMPNE give bool, the rest the last source's dtype */
+tkc_lazy *tkc_lz_alu(tkc_op op, int nsrc, tkc_lazy *const *src) {
+  tkc_dtype dt = (op == TKC_OP_CMPLT || op == TKC_OP_CMPNE) ? TKC_BOOL : src[nsrc - 1]->dtype;
+  tkc_lazy *n = tkc_lazy_new(src[0]->ctx, TKC_LZ_ALU, dt, src[0]->ndim, src[0]->shape);
+  if (!n) return NULL;
+  n->op = op;
+  for (int i = 0; i < nsrc; i++) tkc_lazy_set_src(n, i, src[i]);
+  return n;
+}
+
+tkc_lazy *tkc_lz_cast(tkc_lazy *a, tkc_dtype dt, int bitcast) {
+  if (a->dtype == dt) {
+    tkc_lazy_ref(a);
+    return a;
+  }
+  tkc_lazy *n = tkc_lazy_new(a->ctx, bitcast ? TKC_LZ_BITCAST : TKC_LZ_CAST, dt, a->ndim, a->shape);
+  if (n) tkc_lazy_set_src(n, 0, a);
+  return n;
+}
+
+/* a movement node; no node (a new reference to a) when the op changes nothing */
+tkc_lazy *tkc_lz_move(tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape) {
+  if (op != TKC_MOVE_WINDOW && ndim == a->ndim && !memcmp(shape, a->shape, (size_t)ndim * sizeof *shape)) {
+    int noop = op == TKC_OP_RESHAPE || op == TKC_OP_EXPAND;
+    if (op == TKC_OP_PERMUTE || op == TKC_OP_FLIP || op == TKC_OP_PAD || op == TKC_OP_SHRINK) {
+      noop = 1;
+      for (int i = 0; i < narg; i++) {
+        int64_t identity = op == TKC_OP_PERMUTE ? i : op == TKC_OP_SHRINK ? (i % 2 ? a->shape[i / 2] : 0) : 0;
+        if (arg[i] != identity) noop = 0;
+      }
+    }
+    if (noop) {
+      tkc_lazy_ref(a);
+      return a;
+    }
+  }
+  tkc_lazy *n = tkc_lazy_new(a->ctx, TKC_LZ_MOVE, a->dtype, ndim, shape);
+  if (!n) return NULL;
+  n->op = op;
+  if (narg) memcpy(n->arg, arg, (size_t)narg * sizeof *arg);
+  tkc_lazy_set_src(n, 0, a);
+  return n;
+}
+
+tkc_lazy *tkc_lz_reduce(tkc_lazy *a, tkc_op op, const int *axis_mask) {
+  int64_t shape[TKC_MAX_DIMS];
+  int any = 0;
+  for (int i = 0; i < a->ndim; i++) {
+    shape[i] = axis_mask[i] ? 1 : a->shape[i];
+    any |= axis_mask[i] && a->shape[i] != 1;
+  }
+  if (!any) { /* reducing size-1 dims is the identity */
+    tkc_lazy_ref(a);
+    return a;
+  }
+  tkc_lazy *n = tkc_lazy_new(a->ctx, TKC_LZ_REDUCE, a->dtype, a->ndim, shape);
+  if (!n) return NULL;
+  n->op = op;
+  for (int i = 0; i < a->ndim; i++) n->arg[i] = axis_mask[i];
+  tkc_lazy_set_src(n, 0, a);
+  return n;
+}
+
+/* a broadcast to shape: leading 1s by reshape, then expand */
+tkc_lazy *tkc_lz_broadcast(tkc_lazy *a, int ndim, const int64_t *shape) {
+  int64_t r[TKC_MAX_DIMS];
+  int pad = ndim - a->ndim;
+  for (int i = 0; i < ndim; i++) r[i] = i < pad ? 1 : a->shape[i - pad];
+  tkc_lazy *x = tkc_lz_move(a, TKC_OP_RESHAPE, NULL, 0, ndim, r);
+  if (!x) return NULL;
+  tkc_lazy *y = tkc_lz_move(x, TKC_OP_EXPAND, NULL, 0, ndim, shape);
+  tkc_lazy_unref(x);
+  return y;
+}
+
+/* ---------------------------------------------------------------- creation */
+
+static tkc_status check_ctx_dtype(tkc_ctx *ctx, tkc_dtype dt) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "NULL ctx");
+  if (!valid_dtype(dt)) return tkc_err(TKC_EDTYPE, "dtype %d is not a tensor dtype", (int)dt);
+  return TKC_OK;
+}
+
+tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data) {
+  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
+  int64_t numel = tkc_shape_numel(ndim, shape);
+  tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
+  tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel) : NULL;
+  if (!rb) {
+    tkc_lazy_unref(n);
+    return NULL;
+  }
+  if (data && tkc_buffer_copyin(rb->buf, data, (size_t)numel * tkc_dtype_size(dt))) {
+    tkc_rbuf_unref(rb);
+    tkc_lazy_unref(n);
+    return NULL;
+  }
+  tkc_st st;
+  tkc_st_contiguous(&st, ndim, shape);
+  n->rbuf = rb;
+  n->st = st;
+  return tkc_wrap(ctx, n);
+}
+
+tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double value) {
+  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
+  tkc_lazy *c = tkc_lz_const(ctx, dt, value, 0, NULL);
+  tkc_lazy *n = c ? tkc_lz_broadcast(c, ndim, shape) : NULL;
+  tkc_lazy_unref(c);
+  return tkc_wrap(ctx, n);
+}
+
+tkc_tensor *tkc_scalar(tkc_ctx *ctx, tkc_dtype dt, double value) { return tkc_full(ctx, dt, 0, NULL, value); }
+
+tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double stop, double step) {
+  if (check_ctx_dtype(ctx, dt)) return NULL;
+  if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) return tkc_err_null(TKC_EINVAL, "arange needs finite start/stop and step != 0");
+  double count = ceil((stop - start) / step);
+  if (count < 0) count = 0;
+  if (count > INT32_MAX) return tkc_err_null(TKC_ESHAPE, "arange of more than 2^31 elements");
+  int64_t n = (int64_t)count;
+  tkc_lazy *iota = tkc_lazy_new(ctx, TKC_LZ_IOTA, TKC_INT32, 1, &n);
+  if (!iota) return NULL;
+  /* start + i*step, computed in float64 for float dtypes and in the dtype for ints */
+  tkc_dtype work = tkc_dtype_is_float(dt) ? (dt == TKC_FLOAT64 ? TKC_FLOAT64 : TKC_FLOAT32) : dt;
+  tkc_lazy *i = tkc_lz_cast(iota, work, 0);
+  tkc_lazy *s = tkc_lz_const(ctx, work, step, 1, &n), *b = tkc_lz_const(ctx, work, start, 1, &n);
+  tkc_lazy *m = i && s ? tkc_lz_alu(TKC_OP_MUL, 2, (tkc_lazy *[]){i, s}) : NULL;
+  tkc_lazy *r = m && b ? tkc_lz_alu(TKC_OP_ADD, 2, (tkc_lazy *[]){m, b}) : NULL;
+  tkc_lazy *out = r ? tkc_lz_cast(r, dt, 0) : NULL;
+  tkc_lazy_unref(iota);
+  tkc_lazy_unref(i);
+  tkc_lazy_unref(s);
+  tkc_lazy_unref(b);
+  tkc_lazy_unref(m);
+  tkc_lazy_unref(r);
+  return tkc_wrap(ctx, out);
+}
+
+/* splitmix64: a counter-based generator, so the same seed gives the same tensor */
+static uint64_t mix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
+  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
+  if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand makes floats, not %s", tkc_dtype_name(dt));
+  int64_t n = tkc_shape_numel(ndim, shape);
+  size_t item = tkc_dtype_size(dt);
+  unsigned char *host = malloc((size_t)n * item + 1);
+  if (!host) return tkc_err_null(TKC_ENOMEM, "out of memory generating random numbers");
+  uint64_t key = mix64(seed);
+  for (int64_t i = 0; i < n; i++) {
+    double u = (double)(mix64(key ^ mix64((uint64_t)i)) >> 11) * 0x1p-53; /* [0, 1) */
+    tkc_value v = tkc_value_cast((tkc_value){.f = u}, TKC_FLOAT64, dt);
+    if (v.f >= 1.0) v.f = 1.0 - (dt == TKC_FLOAT16 ? 0x1p-11 : dt == TKC_BFLOAT16 ? 0x1p-8 : dt == TKC_FLOAT32 ? 0x1p-24 : 0x1p-53);
+    float f = (float)v.f;
+    uint16_t h;
+    switch (dt) {
+    case TKC_FLOAT64: memcpy(host + i * 8, &v.f, 8); break;
+    case TKC_FLOAT32: memcpy(host + i * 4, &f, 4); break;
+    case TKC_FLOAT16: h = tkc_f32_to_f16(f); memcpy(host + i * 2, &h, 2); break;
+    default: h = tkc_f32_to_bf16(f); memcpy(host + i * 2, &h, 2); break;
+    }
+  }
+  tkc_tensor *t = tkc_tensor_new(ctx, dt, ndim, shape, host);
+  free(host);
+  return t;
+}
+
+/* ---------------------------------------------------------------- running */
+
+tkc_status tkc_realize(tkc_tensor *t) {
+  if (tkc_check(t)) return tkc_last_status();
+  return tkc_lazy_realize(t->node);
+}
+
+tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
+  if (tkc_check(t)) return tkc_last_status();
+  tkc_lazy *n = t->node;
+  size_t want = (size_t)tkc_shape_numel(n->ndim, n->shape) * tkc_dtype_size(n->dtype);
+  if (nbytes != want) return tkc_err(TKC_EINVAL, "copy_out: %zu bytes given, the tensor has %zu", nbytes, want);
+  if (nbytes && !dst) return tkc_err(TKC_EINVAL, "copy_out: NULL destination");
+  tkc_status st = tkc_lazy_realize(n);
+  if (st) return st;
+  if (!nbytes) return TKC_OK;
+  if (tkc_st_is_contiguous(&n->st) && tkc_buffer_nbytes(n->rbuf->buf) == nbytes) return tkc_buffer_copyout(n->rbuf->buf, dst, nbytes);
+  /* a view: gather it into a contiguous buffer first */
+  tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, n->dtype, n->ndim, n->shape);
+  if (!c) return tkc_last_status();
+  tkc_lazy_set_src(c, 0, n);
+  st = tkc_lazy_realize(c);
+  if (!st) st = tkc_buffer_copyout(c->rbuf->buf, dst, nbytes);
+  tkc_lazy_unref(c);
+  return st;
+}
+
+int tkc_kernel_count(tkc_tensor *t) {
+  if (tkc_check(t)) return -1;
+  tkc_schedule s;
+  tkc_status st = tkc_schedule_build(&s, t->node);
+  int n = st ? -1 : (int)s.n;
+  tkc_schedule_free(&s);
+  return n;
+}
+
+char *tkc_kernels_source(tkc_tensor *t, const char *renderer) {
+  if (tkc_check(t)) return NULL;
+  const tkc_renderer *r = tkc_renderer_get(renderer);
+  if (!r) return NULL;
+  tkc_schedule s;
+  if (tkc_schedule_build(&s, t->node)) {
+    tkc_schedule_free(&s);
+    return NULL;
+  }
+  tkc_sbuf out = {0};
+  int failed = 0;
+  for (size_t i = 0; i < s.n && !failed; i++) {
+    char name[32];
+    snprintf(name, sizeof name, "kernel%zu", i);
+    tkc_uop *k = tkc_lower(s.g, s.items[i].ast, r);
+    char *src = k ? tkc_codegen_source(s.g, k, r, name) : NULL;
+    if (!src) failed = 1;
+    else {
+      tkc_sbuf_puts(&out, src);
+      tkc_sbuf_puts(&out, "\n");
+      free(src);
+    }
+  }
+  tkc_schedule_free(&s);
+  if (failed) {
+    free(out.s);
+    return NULL;
+  }
+  return tkc_sbuf_take(&out);
+}

@@ -1,0 +1,335 @@
+/* Views and shapetrackers: movement ops as index arithmetic (tinygrad's View / ShapeTracker).
+ * A movement op changes the last view when it can be expressed there, else stacks a new view. */
+#include <stdlib.h>
+#include <string.h>
+#include "graph/graph.h"
+
+static void canonical_strides(int ndim, const int64_t *shape, int64_t *strides) {
+  int64_t acc = 1;
+  for (int i = ndim - 1; i >= 0; i--) {
+    strides[i] = shape[i] == 1 ? 0 : acc;
+    acc *= shape[i];
+  }
+}
+
+static void view_contiguous(tkc_view *v, int ndim, const int64_t *shape) {
+  memset(v, 0, sizeof *v);
+  v->ndim = ndim;
+  memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
+  canonical_strides(ndim, shape, v->strides);
+}
+
+static int view_is_contiguous(const tkc_view *v) {
+  if (v->offset || v->has_mask) return 0;
+  int64_t s[TKC_MAX_DIMS];
+  canonical_strides(v->ndim, v->shape, s);
+  for (int i = 0; i < v->ndim; i++)
+    if (v->shape[i] != 1 && v->strides[i] != s[i]) return 0;
+  return 1;
+}
+
+void tkc_st_contiguous(tkc_st *st, int ndim, const int64_t *shape) {
+  st->nviews = 1;
+  view_contiguous(&st->views[0], ndim, shape);
+}
+
+static tkc_view *last(tkc_st *st) { return &st->views[st->nviews - 1]; }
+const int64_t *tkc_st_shape(const tkc_st *st) { return st->views[st->nviews - 1].shape; }
+int tkc_st_ndim(const tkc_st *st) { return st->views[st->nviews - 1].ndim; }
+int tkc_st_is_contiguous(const tkc_st *st) { return st->nviews == 1 && view_is_contiguous(&st->views[0]); }
+
+/* Stacks a contiguous view of the given shape on top (the index space is re-read row-major). */
+static tkc_status push_view(tkc_st *st, int ndim, const int64_t *shape) {
+  if (st->nviews == TKC_MAX_VIEWS) return tkc_err(TKC_ESHAPE, "a view needs more than %d stacked views", TKC_MAX_VIEWS);
+  view_contiguous(&st->views[st->nviews++], ndim, shape);
+  return TKC_OK;
+}
+
+static int64_t numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
+}
+
+/* Reshape of a maskless view by merging/splitting strides (numpy's no-copy reshape); 0 if impossible. */
+static int reshape_strides(const tkc_view *v, int ndim, const int64_t *shape, int64_t *out) {
+  int64_t os[TKC_MAX_DIMS], ost[TKC_MAX_DIMS];
+  int on = 0;
+  for (int i = 0; i < v->ndim; i++)
+    if (v->shape[i] != 1) { os[on] = v->shape[i]; ost[on++] = v->strides[i]; }
+  int nidx[TKC_MAX_DIMS], nn = 0;
+  for (int i = 0; i < ndim; i++) {
+    out[i] = 0;
+    if (shape[i] != 1) nidx[nn++] = i;
+  }
+  int oi = 0, ni = 0;
+  while (oi < on && ni < nn) {
+    int64_t op = os[oi], np = shape[nidx[ni]];
+    int oj = oi + 1, nj = ni + 1;
+    while (op != np) {
+      if (np < op) { if (nj >= nn) return 0; np *= shape[nidx[nj++]]; }
+      else { if (oj >= on) return 0; op *= os[oj++]; }
+    }
+    for (int k = oi; k < oj - 1; k++)
+      if (ost[k] != ost[k + 1] * os[k + 1]) return 0; /* the old dims of the group must be one block */
+    int64_t s = ost[oj - 1];
+    for (int k = nj - 1; k >= ni; k--) {
+      out[nidx[k]] = s;
+      s *= shape[nidx[k]];
+    }
+    oi = oj;
+    ni = nj;
+  }
+  return oi == on && ni == nn;
+}
+
+tkc_status tkc_st_reshape(tkc_st *st, int ndim, const int64_t *shape) {
+  tkc_view *v = last(st);
+  if (view_is_contiguous(v) || numel(ndim, shape) == 0) {
+    if (numel(ndim, shape) == 0 && !view_is_contiguous(v)) return push_view(st, ndim, shape);
+    view_contiguous(v, ndim, shape);
+    return TKC_OK;
+  }
+  int64_t strides[TKC_MAX_DIMS];
+  if (!v->has_mask && reshape_strides(v, ndim, shape, strides)) {
+    v->ndim = ndim;
+    memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
+    memcpy(v->strides, strides, sizeof strides);
+    return TKC_OK;
+  }
+  /* only size-1 dims added/removed: keep strides and masks of the others */
+  int oi = 0, ok = 1;
+  tkc_view nv = *v;
+  nv.ndim = ndim;
+  for (int i = 0; i < ndim && ok; i++) {
+    nv.shape[i] = shape[i];
+    if (shape[i] == 1) {
+      nv.strides[i] = 0;
+      nv.mask_begin[i] = 0;
+      nv.mask_end[i] = 1;
+      continue;
+    }
+    while (oi < v->ndim && v->shape[oi] == 1) {
+      if (v->has_mask && v->mask_begin[oi] >= v->mask_end[oi]) ok = 0; /* dropping an empty dim loses its mask */
+      oi++;
+    }
+    if (oi >= v->ndim || v->shape[oi] != shape[i]) { ok = 0; break; }
+    nv.strides[i] = v->strides[oi];
+    nv.mask_begin[i] = v->mask_begin[oi];
+    nv.mask_end[i] = v->mask_end[oi];
+    oi++;
+  }
+  for (; ok && oi < v->ndim; oi++)
+    if (v->shape[oi] != 1 || (v->has_mask && v->mask_begin[oi] >= v->mask_end[oi])) ok = 0;
+  if (ok) {
+    *v = nv;
+    return TKC_OK;
+  }
+  return push_view(st, ndim, shape);
+}
+
+tkc_status tkc_st_permute(tkc_st *st, const int *order) {
+  tkc_view *v = last(st), old = *v;
+  for (int i = 0; i < v->ndim; i++) {
+    v->shape[i] = old.shape[order[i]];
+    v->strides[i] = old.strides[order[i]];
+    v->mask_begin[i] = old.mask_begin[order[i]];
+    v->mask_end[i] = old.mask_end[order[i]];
+  }
+  return TKC_OK;
+}
+
+tkc_status tkc_st_expand(tkc_st *st, const int64_t *shape) {
+  tkc_view *v = last(st);
+  for (int i = 0; i < v->ndim; i++) {
+    if (v->shape[i] == shape[i]) continue;
+    v->strides[i] = 0;
+    if (v->has_mask && v->mask_end[i] > v->mask_begin[i]) v->mask_end[i] = shape[i];
+    v->shape[i] = shape[i];
+  }
+  return TKC_OK;
+}
+
+static void ensure_mask(tkc_view *v) {
+  if (v->has_mask) return;
+  v->has_mask = 1;
+  for (int i = 0; i < v->ndim; i++) {
+    v->mask_begin[i] = 0;
+    v->mask_end[i] = v->shape[i];
+  }
+}
+
+static void drop_trivial_mask(tkc_view *v) {
+  for (int i = 0; i < v->ndim; i++)
+    if (v->mask_begin[i] != 0 || v->mask_end[i] != v->shape[i]) return;
+  v->has_mask = 0;
+}
+
+tkc_status tkc_st_pad(tkc_st *st, const int64_t *pads) {
+  tkc_view *v = last(st);
+  ensure_mask(v);
+  for (int i = 0; i < v->ndim; i++) {
+    int64_t b = pads[2 * i], a = pads[2 * i + 1];
+    v->offset -= b * v->strides[i];
+    v->mask_begin[i] += b;
+    v->mask_end[i] += b;
+    v->shape[i] += b + a;
+  }
+  drop_trivial_mask(v);
+  return TKC_OK;
+}
+
+tkc_status tkc_st_shrink(tkc_st *st, const int64_t *ranges) {
+  tkc_view *v = last(st);
+  for (int i = 0; i < v->ndim; i++) {
+    int64_t b = ranges[2 * i], e = ranges[2 * i + 1];
+    v->offset += b * v->strides[i];
+    if (v->has_mask) {
+      int64_t mb = v->mask_begin[i] - b, me = v->mask_end[i] - b;
+      v->mask_begin[i] = mb < 0 ? 0 : mb;
+      v->mask_end[i] = me > e - b ? e - b : me;
+      if (v->mask_end[i] < v->mask_begin[i]) v->mask_end[i] = v->mask_begin[i];
+    }
+    v->shape[i] = e - b;
+  }
+  if (v->has_mask) drop_trivial_mask(v);
+  return TKC_OK;
+}
+
+tkc_status tkc_st_flip(tkc_st *st, const int *flip) {
+  tkc_view *v = last(st);
+  for (int i = 0; i < v->ndim; i++) {
+    if (!flip[i] || v->shape[i] == 0) continue;
+    v->offset += (v->shape[i] - 1) * v->strides[i];
+    v->strides[i] = -v->strides[i];
+    if (v->has_mask) {
+      int64_t mb = v->mask_begin[i];
+      v->mask_begin[i] = v->shape[i] - v->mask_end[i];
+      v->mask_end[i] = v->shape[i] - mb;
+    }
+  }
+  return TKC_OK;
+}
+
+tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t stride) {
+  tkc_view *v = last(st);
+  if (v->ndim < 2 || v->ndim + 2 > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "window needs 2..%d dims", TKC_MAX_DIMS - 2);
+  if (v->has_mask) { /* windows cross masked areas: read the padded index space row-major */
+    int64_t shape[TKC_MAX_DIMS];
+    memcpy(shape, v->shape, sizeof shape);
+    tkc_status s = push_view(st, v->ndim, shape);
+    if (s) return s;
+    v = last(st);
+  }
+  int n = v->ndim;
+  int64_t h = v->shape[n - 2], w = v->shape[n - 1], sh = v->strides[n - 2], sw = v->strides[n - 1];
+  if (h == 1) sh = 0; /* canonical strides leave size-1 dims at 0; a window never steps past them */
+  if (w == 1) sw = 0;
+  int64_t oh = (h - kh) / stride + 1, ow = (w - kw) / stride + 1;
+  v->ndim = n + 2;
+  v->shape[n - 2] = oh;
+  v->shape[n - 1] = ow;
+  v->shape[n] = kh;
+  v->shape[n + 1] = kw;
+  v->strides[n - 2] = sh * stride;
+  v->strides[n - 1] = sw * stride;
+  v->strides[n] = sh;
+  v->strides[n + 1] = sw;
+  return TKC_OK;
+}
+
+/* ---------------------------------------------------------------- index expressions */
+
+static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, tkc_dt_of(TKC_INT32), v); }
+
+static tkc_uop *and_valid(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return !a ? b : !b ? a : tkc_uop_alu2(g, TKC_OP_AND, a, b); }
+
+/* offset + sum(idx*stride) and the mask of one view */
+static void view_expr(const tkc_view *v, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid) {
+  tkc_uop *acc = ci(g, v->offset);
+  tkc_uop *ok = NULL;
+  for (int i = 0; i < v->ndim; i++) {
+    if (v->shape[i] != 1 && v->strides[i] != 0)
+      acc = tkc_uop_alu2(g, TKC_OP_ADD, acc, tkc_uop_alu2(g, TKC_OP_MUL, idxs[i], ci(g, v->strides[i])));
+    if (!v->has_mask) continue;
+    int64_t b = v->mask_begin[i], e = v->mask_end[i];
+    if (b >= e) { ok = tkc_uop_const_int(g, tkc_dt_of(TKC_BOOL), 0); continue; }
+    if (b > 0) /* !(idx < b), written as tinygrad writes it */
+      ok = and_valid(g, ok, tkc_uop_alu2(g, TKC_OP_CMPNE, tkc_uop_alu2(g, TKC_OP_CMPLT, idxs[i], ci(g, b)), tkc_uop_const_int(g, tkc_dt_of(TKC_BOOL), 1)));
+    if (e < v->shape[i]) ok = and_valid(g, ok, tkc_uop_alu2(g, TKC_OP_CMPLT, idxs[i], ci(g, e)));
+  }
+  *index = acc;
+  *valid = ok;
+}
+
+tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid) {
+  tkc_uop *idx, *ok;
+  view_expr(&st->views[st->nviews - 1], g, idxs, &idx, &ok);
+  for (int k = st->nviews - 2; k >= 0; k--) { /* unravel the flat index into the inner view's shape */
+    const tkc_view *v = &st->views[k];
+    tkc_uop *sub[TKC_MAX_DIMS], *vidx, *vok;
+    int64_t acc = 1;
+    for (int i = v->ndim - 1; i >= 0; i--) {
+      tkc_uop *q = acc == 1 ? idx : tkc_uop_alu2(g, TKC_OP_IDIV, idx, ci(g, acc));
+      sub[i] = i == 0 ? q : tkc_uop_alu2(g, TKC_OP_MOD, q, ci(g, v->shape[i]));
+      acc *= v->shape[i];
+    }
+    view_expr(v, g, sub, &vidx, &vok);
+    idx = vidx;
+    ok = and_valid(g, ok, vok);
+  }
+  *index = idx;
+  *valid = ok;
+  return idx ? TKC_OK : tkc_last_status();
+}
+
+/* ---------------------------------------------------------------- as UOp args */
+
+/* per view: (shape, strides, offset, mask or none) */
+#define ARGS_PER_VIEW (4 + 4 * TKC_MAX_DIMS + 1)
+
+tkc_arg tkc_st_to_arg(const tkc_st *st, tkc_arg *s, size_t ns) {
+  if (ns < (size_t)st->nviews * ARGS_PER_VIEW + TKC_MAX_VIEWS) return tkc_arg_none();
+  tkc_arg *views = s;
+  s += TKC_MAX_VIEWS;
+  for (int k = 0; k < st->nviews; k++) {
+    const tkc_view *v = &st->views[k];
+    tkc_arg *fields = s, *shape = s + 4, *strides = shape + v->ndim, *mask = strides + v->ndim;
+    s = mask + 2 * v->ndim;
+    for (int i = 0; i < v->ndim; i++) {
+      shape[i] = tkc_arg_int(v->shape[i]);
+      strides[i] = tkc_arg_int(v->strides[i]);
+      mask[2 * i] = tkc_arg_int(v->mask_begin[i]);
+      mask[2 * i + 1] = tkc_arg_int(v->mask_end[i]);
+    }
+    fields[0] = tkc_arg_tuple(shape, (uint32_t)v->ndim);
+    fields[1] = tkc_arg_tuple(strides, (uint32_t)v->ndim);
+    fields[2] = tkc_arg_int(v->offset);
+    fields[3] = v->has_mask ? tkc_arg_tuple(mask, (uint32_t)(2 * v->ndim)) : tkc_arg_none();
+    views[k] = tkc_arg_tuple(fields, 4);
+  }
+  return tkc_arg_tuple(views, (uint32_t)st->nviews);
+}
+
+int tkc_st_from_arg(tkc_st *st, const tkc_arg *a) {
+  if (a->kind != TKC_ARG_TUPLE || a->n < 1 || a->n > TKC_MAX_VIEWS) return -1;
+  st->nviews = (int)a->n;
+  for (uint32_t k = 0; k < a->n; k++) {
+    const tkc_arg *f = &a->v.t[k];
+    if (f->kind != TKC_ARG_TUPLE || f->n != 4 || f->v.t[0].kind != TKC_ARG_TUPLE || f->v.t[0].n > TKC_MAX_DIMS) return -1;
+    tkc_view *v = &st->views[k];
+    memset(v, 0, sizeof *v);
+    v->ndim = (int)f->v.t[0].n;
+    for (int i = 0; i < v->ndim; i++) {
+      v->shape[i] = f->v.t[0].v.t[i].v.i;
+      v->strides[i] = f->v.t[1].v.t[i].v.i;
+    }
+    v->offset = f->v.t[2].v.i;
+    v->has_mask = f->v.t[3].kind == TKC_ARG_TUPLE;
+    for (int i = 0; v->has_mask && i < v->ndim; i++) {
+      v->mask_begin[i] = f->v.t[3].v.t[2 * i].v.i;
+      v->mask_end[i] = f->v.t[3].v.t[2 * i + 1].v.i;
+    }
+  }
+  return 0;
+}
