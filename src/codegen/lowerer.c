@@ -77,6 +77,7 @@ static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
     int n = 1;
     for (uint32_t i = 0; i < axes->n; i++) {
       int64_t ax = axes->v.t[i].v.i;
+      if (L->full[ax] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
       if (L->idx_full[ax]->op == TKC_OP_RANGE) src[n++] = L->idx_full[ax];
     }
     tkc_uop *val = lower_uop(L, u->src[0], 1);
@@ -154,7 +155,7 @@ tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
     for (int i = 0; i < L.ndim; i++)
       L.idx_out[i] = L.out[i] == 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.out[i]), i);
   for (int i = 0; i < L.ndim; i++)
-    L.idx_full[i] = L.full[i] == L.out[i] ? L.idx_out[i] : L.full[i] == 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.full[i]), L.ndim + i);
+    L.idx_full[i] = L.full[i] == L.out[i] ? L.idx_out[i] : L.full[i] <= 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.full[i]), L.ndim + i);
   tkc_uop *sink = lower_uop(&L, ast, 0);
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);

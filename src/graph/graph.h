@@ -101,7 +101,7 @@ struct tkc_lazy {
   int64_t arg[2 * TKC_MAX_DIMS]; /* MOVE arguments; REDUCE: 1 per reduced axis */
   tkc_value value;            /* CONST */
   tkc_rbuf *rbuf;             /* BUFFER */
-  tkc_st st;                  /* BUFFER: how this node sees rbuf */
+  tkc_st *st;                 /* BUFFER: how this node sees rbuf (owned) */
   struct tkc_ctx *ctx;
 };
 
@@ -110,7 +110,7 @@ TKC_HIDDEN void tkc_lazy_ref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_unref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a new reference */
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
-TKC_HIDDEN void tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
+TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
 /* Applies the movement op of MOVE node m to st. */
 TKC_HIDDEN tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m);
 TKC_HIDDEN tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n);

@@ -71,6 +71,7 @@ void tkc_lazy_unref(tkc_lazy *n) {
       st[depth++] = x->src[i];
     }
     tkc_rbuf_unref(x->rbuf);
+    free(x->st);
     free(x);
   }
   if (st != stack) free(st);
@@ -82,13 +83,17 @@ void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
   if (i >= n->nsrc) n->nsrc = i + 1;
 }
 
-void tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
+tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
+  tkc_st *copy = n->st ? n->st : malloc(sizeof *copy);
+  if (!copy) return tkc_err(TKC_ENOMEM, "out of memory realizing a tensor");
+  *copy = *st;
+  n->st = copy;
   rb->refs++;
   tkc_rbuf_unref(n->rbuf);
   n->rbuf = rb;
-  n->st = *st;
   n->kind = TKC_LZ_BUFFER;
   drop_sources(n);
+  return TKC_OK;
 }
 
 tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m) {
@@ -143,7 +148,7 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it) {
   if (!st) {
     tkc_st cst;
     tkc_st_contiguous(&cst, out->ndim, out->shape);
-    tkc_lazy_become_buffer(out, rb, &cst);
+    st = tkc_lazy_become_buffer(out, rb, &cst);
   }
   tkc_rbuf_unref(rb);
   return st;
@@ -160,13 +165,12 @@ static tkc_status become_view(tkc_lazy *n) {
     b = b->src[0];
   }
   if (b->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "realize: the base of a view was not computed");
-  tkc_st st = b->st;
+  tkc_st st = *b->st;
   for (int i = len - 1; i >= 0; i--) {
     tkc_status s = tkc_lazy_apply_move(&st, chain[i]);
     if (s) return s;
   }
-  tkc_lazy_become_buffer(n, b->rbuf, &st);
-  return TKC_OK;
+  return tkc_lazy_become_buffer(n, b->rbuf, &st);
 }
 
 tkc_status tkc_lazy_realize(tkc_lazy *n) {

@@ -128,7 +128,7 @@ static int st_masked(const tkc_st *st) {
 static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
   tkc_graph *g = k->s->g;
   tkc_st st;
-  if (n->kind == TKC_LZ_BUFFER) st = n->st;
+  if (n->kind == TKC_LZ_BUFFER) st = *n->st;
   else tkc_st_contiguous(&st, n->ndim, n->shape);
   tkc_status s = apply_moves(&st, mv);
   if (s) return s;

@@ -124,7 +124,11 @@ static tkc_status check_shape(int ndim, const int64_t *shape) {
 
 tkc_lazy *tkc_lz_const(tkc_ctx *ctx, tkc_dtype dt, double v, int ndim, const int64_t *shape) {
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_CONST, dt, ndim, shape);
-  if (n) n->value = tkc_value_cast((tkc_value){.f = v}, TKC_FLOAT64, dt);
+  if (!n) return NULL;
+  /* ints: through int64, so -1 is all ones in an unsigned dtype */
+  if ((tkc_dtype_is_int(dt) || dt == TKC_BOOL) && v == floor(v) && fabs(v) < 9.2e18 && dt != TKC_BOOL)
+    n->value = tkc_value_truncate((tkc_value){.i = (int64_t)v}, dt);
+  else n->value = tkc_value_cast((tkc_value){.f = v}, TKC_FLOAT64, dt);
   return n;
 }
 
@@ -235,8 +239,12 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
   }
   tkc_st st;
   tkc_st_contiguous(&st, ndim, shape);
-  n->rbuf = rb;
-  n->st = st;
+  tkc_status s = tkc_lazy_become_buffer(n, rb, &st);
+  tkc_rbuf_unref(rb);
+  if (s) {
+    tkc_lazy_unref(n);
+    return NULL;
+  }
   return tkc_wrap(ctx, n);
 }
 
@@ -325,7 +333,7 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   tkc_status st = tkc_lazy_realize(n);
   if (st) return st;
   if (!nbytes) return TKC_OK;
-  if (tkc_st_is_contiguous(&n->st) && tkc_buffer_nbytes(n->rbuf->buf) == nbytes) return tkc_buffer_copyout(n->rbuf->buf, dst, nbytes);
+  if (tkc_st_is_contiguous(n->st) && tkc_buffer_nbytes(n->rbuf->buf) == nbytes) return tkc_buffer_copyout(n->rbuf->buf, dst, nbytes);
   /* a view: gather it into a contiguous buffer first */
   tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, n->dtype, n->ndim, n->shape);
   if (!c) return tkc_last_status();
