@@ -18,7 +18,8 @@
 
 typedef struct node {
   tkc_uop *u;
-  uint64_t ctx;        /* scopes this UOp must be inside */
+  uint64_t ctx;        /* scopes this UOp depends on (its users inherit them) */
+  uint64_t inside;     /* scopes it must be placed inside: ctx, but a DEFINE_ACC sits before its loops */
   uint64_t must_close; /* reduce ranges that must be closed before it (it reads an ASSIGN) */
   int scope;           /* its own scope number if RANGE/IF, else -1 */
   int waiting;         /* sources not emitted yet */
@@ -88,7 +89,6 @@ static int build(lin *l, tkc_uop *sink) {
         nd->must_close |= r;
       } else nd->ctx |= sn->ctx;
     }
-    if (nd->u->op == TKC_OP_DEFINE_ACC) nd->ctx &= ~acc_ranges(l, nd->u); /* it lives outside its loops */
   }
   /* users and waiting counts; a DEFINE_ACC waits only for its initial value */
   size_t total = 0;
@@ -111,8 +111,9 @@ static int build(lin *l, tkc_uop *sink) {
       l->nodes[k].users[fill[k]++] = (int)i;
       nd->waiting++;
     }
+    nd->inside = nd->u->op == TKC_OP_DEFINE_ACC ? nd->ctx & ~acc_ranges(l, nd->u) : nd->ctx;
     for (int s = 0; s < l->nscopes; s++)
-      if (nd->ctx >> s & 1) l->pending[s]++;
+      if (nd->inside >> s & 1) l->pending[s]++;
   }
   free(fill);
   return 0;
@@ -124,7 +125,7 @@ static void mark_emitted(lin *l, int k) {
   node *nd = &l->nodes[k];
   nd->emitted = 1;
   for (int s = 0; s < l->nscopes; s++)
-    if (nd->ctx >> s & 1) l->pending[s]--;
+    if (nd->inside >> s & 1) l->pending[s]--;
   for (int i = 0; i < nd->nusers; i++) l->nodes[nd->users[i]].waiting--;
   emit(l, nd->u);
 }
@@ -150,7 +151,7 @@ static int step(lin *l) {
   for (size_t i = 0; i < l->n; i++) {
     node *nd = &l->nodes[i];
     if (nd->emitted || nd->waiting || nd->scope >= 0 || nd->u->op == TKC_OP_DEFINE_ACC || nd->u->op == TKC_OP_SINK) continue;
-    if ((nd->ctx & ~l->open) || (nd->must_close & l->open)) continue;
+    if ((nd->inside & ~l->open) || (nd->must_close & l->open)) continue;
     if (best < 0 || better(nd->u, l->nodes[best].u)) best = (int)i;
   }
   if (best >= 0) { mark_emitted(l, best); return 1; }
@@ -168,14 +169,14 @@ static int step(lin *l) {
   int pick = -1;
   for (int s = 0; s < l->nscopes; s++) {
     node *nd = &l->nodes[l->scope_node[s]];
-    if (nd->emitted || nd->waiting || l->pending[s] == 0 || (nd->ctx & ~l->open) || (nd->must_close & l->open)) continue;
+    if (nd->emitted || nd->waiting || l->pending[s] == 0 || (nd->inside & ~l->open) || (nd->must_close & l->open)) continue;
     if (pick < 0 || tkc_uop_cmp(nd->u, l->nodes[l->scope_node[pick]].u) < 0) pick = s;
   }
   if (pick < 0) return 0;
   for (size_t i = 0; i < l->n; i++) { /* accumulators of this reduce loop go right before it */
     node *nd = &l->nodes[i];
     if (nd->u->op != TKC_OP_DEFINE_ACC || nd->emitted || !(acc_ranges(l, nd->u) >> pick & 1)) continue;
-    if (nd->waiting || (nd->ctx & ~l->open)) return tkc_err(TKC_EINTERNAL, "linearize: accumulator is not ready before its loop"), -1;
+    if (nd->waiting || (nd->inside & ~l->open)) return tkc_err(TKC_EINTERNAL, "linearize: accumulator is not ready before its loop"), -1;
     mark_emitted(l, (int)i);
   }
   mark_emitted(l, l->scope_node[pick]);

@@ -4,6 +4,7 @@
  * inside, with a DEFINE_ACC per REDUCE_AXIS. Views become index and validity expressions, and the
  * whole kernel is then simplified with the symbolic rules. */
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include "graph/graph.h"
 
@@ -159,5 +160,16 @@ tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
   tkc_uop *sink = lower_uop(&L, ast, 0);
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
+  if (!sink) return NULL;
+  /* every buffer stays a parameter, even one the simplified kernel no longer reads */
+  size_t n;
+  tkc_uop **order = tkc_toposort(ast, &n), *src[1 + 33];
+  if (!order) return NULL;
+  int ns = 0;
+  src[ns++] = sink->src[0];
+  for (size_t i = 0; i < n && ns < 34; i++)
+    if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
+  free(order);
+  sink = tkc_uop_sink(g, ns, src);
   return sink ? tkc_simplify(g, sink) : NULL;
 }

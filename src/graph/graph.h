@@ -111,6 +111,8 @@ TKC_HIDDEN void tkc_lazy_unref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a new reference */
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
 TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
+/* A RESHAPE node over src (also when it changes nothing). */
+TKC_HIDDEN tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape);
 /* Applies the movement op of MOVE node m to st. */
 TKC_HIDDEN tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m);
 TKC_HIDDEN tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n);

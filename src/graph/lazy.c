@@ -112,6 +112,14 @@ tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m) {
   }
 }
 
+tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape) {
+  tkc_lazy *m = tkc_lazy_new(src->ctx, TKC_LZ_MOVE, src->dtype, ndim, shape);
+  if (!m) return NULL;
+  m->op = TKC_OP_RESHAPE;
+  tkc_lazy_set_src(m, 0, src);
+  return m;
+}
+
 /* ---------------------------------------------------------------- running a schedule */
 
 static tkc_buffer *buffer_of(tkc_lazy *n) { return n->kind == TKC_LZ_BUFFER ? n->rbuf->buf : NULL; }

@@ -373,7 +373,8 @@ tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 
 tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (tkc_check(a)) return NULL;
-  if (ndim < 0 || ndim > TKC_MAX_DIMS || (ndim && !shape)) return tkc_err_null(TKC_ESHAPE, "reshape to %d dims", ndim);
+  if (ndim && !shape) return tkc_err_null(TKC_EINVAL, "reshape: NULL shape");
+  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "reshape to %d dims", ndim);
   int64_t s[TKC_MAX_DIMS], known = 1, total = tkc_shape_numel(a->node->ndim, a->node->shape);
   int infer = -1;
   for (int i = 0; i < ndim; i++) {
@@ -423,7 +424,8 @@ tkc_tensor *tkc_transpose(tkc_tensor *a, int ax0, int ax1) {
 tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (tkc_check(a)) return NULL;
   tkc_lazy *x = a->node;
-  if (ndim < x->ndim || ndim > TKC_MAX_DIMS || (ndim && !shape)) return tkc_err_null(TKC_ESHAPE, "expand to %d dims from %d", ndim, x->ndim);
+  if (ndim && !shape) return tkc_err_null(TKC_EINVAL, "expand: NULL shape");
+  if (ndim < x->ndim || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "expand to %d dims from %d", ndim, x->ndim);
   int64_t s[TKC_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
     int j = i - (ndim - x->ndim);

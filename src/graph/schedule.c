@@ -220,9 +220,16 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   }
   case TKC_LZ_REDUCE: {
     tkc_lazy *x = n->src[0];
+    /* reshapes that lead back to this reduce's shape cancel out (the kernel may live in its space) */
+    int cancel = mv->n > 0;
+    for (int i = 0; i < mv->n; i++) cancel &= mv->m[i]->op == TKC_OP_RESHAPE;
+    if (cancel) {
+      const tkc_lazy *end = mv->m[mv->n - 1];
+      cancel = end->ndim == n->ndim && !memcmp(end->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim);
+    }
     int same = !k->has_reduce || (k->reduce_shape_of->ndim == n->ndim && !memcmp(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim) &&
                                   !memcmp(k->reduce_shape_of->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim));
-    if (mv->n || in_reduce || !same) return cut(k, n, mv, out);
+    if ((mv->n && !cancel) || in_reduce || !same) return cut(k, n, mv, out);
     if (!k->has_reduce) {
       k->has_reduce = 1;
       memcpy(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim);
@@ -262,13 +269,38 @@ static void shape_arg(tkc_arg *storage, int ndim, const int64_t *shape, tkc_arg 
   *out = tkc_arg_tuple(storage, (uint32_t)ndim);
 }
 
+/* The reduce the root's values come from through elementwise ops and reshapes, if any: the kernel
+ * then computes in that reduce's shape (the same elements: reshapes keep row-major order), so a
+ * reduce whose result is reshaped (keepdim=0) still fuses with what follows it. */
+static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, int depth) {
+  if (depth > 64 || n->kind == TKC_LZ_BUFFER || is_planned(s, n)) return NULL;
+  if (n->kind == TKC_LZ_REDUCE) return n;
+  if (n->kind == TKC_LZ_MOVE && n->op != TKC_OP_RESHAPE) return NULL;
+  if (n->kind == TKC_LZ_CONTIGUOUS && depth > 0) return NULL;
+  for (int i = 0; i < n->nsrc; i++) {
+    const tkc_lazy *r = reduce_below(s, n->src[i], depth + 1);
+    if (r) return r;
+  }
+  return NULL;
+}
+
 /* Schedules the kernel that computes n (not a BUFFER, not a MOVE) and everything it needs first. */
 static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (is_planned(s, n)) return TKC_OK;
   kernel k = {.s = s, .root = n};
-  moves none = {0};
+  moves space = {0};
+  const tkc_lazy *r = reduce_below(s, n, 0);
+  tkc_lazy *to_space = NULL; /* reshape root shape -> the reduce's shape */
+  if (r && (r->ndim != n->ndim || memcmp(r->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim))) {
+    to_space = tkc_lz_move_node(n, r->ndim, r->shape);
+    if (!to_space) return tkc_last_status();
+    space.n = 1;
+    space.m[0] = to_space;
+  }
+  int ndim = to_space ? to_space->ndim : n->ndim;
+  const int64_t *shape = to_space ? to_space->shape : n->shape;
   tkc_uop *value = NULL;
-  tkc_status st = build(&k, n, &none, 0, &value);
+  tkc_status st = build(&k, n, &space, 0, &value);
   if (!st && s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 8;
     tkc_sched_item *items = realloc(s->items, cap * sizeof *items);
@@ -281,12 +313,12 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (!st) {
     tkc_graph *g = s->g;
     tkc_st out_st;
-    tkc_st_contiguous(&out_st, n->ndim, n->shape);
+    tkc_st_contiguous(&out_st, ndim, shape);
     tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), value};
     tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, tkc_arg_none());
     tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS];
-    shape_arg(so, n->ndim, n->shape, &shapes[0]);
-    shape_arg(sf, n->ndim, k.has_reduce ? k.full : n->shape, &shapes[1]);
+    shape_arg(so, ndim, shape, &shapes[0]);
+    shape_arg(sf, ndim, k.has_reduce ? k.full : shape, &shapes[1]);
     tkc_uop *sink = store ? tkc_uop_new(g, TKC_OP_SINK, tkc_dt_of(TKC_VOID), 1, &store, tkc_arg_tuple(shapes, 2)) : NULL;
     if (!sink) st = tkc_last_status();
     else {
@@ -302,6 +334,7 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
     }
   }
   kernel_free(&k);
+  tkc_lazy_unref(to_space);
   return st;
 }
 
