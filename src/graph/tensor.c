@@ -162,7 +162,7 @@ tkc_lazy *tkc_lz_cast(tkc_lazy *a, tkc_dtype dt, int bitcast) {
 
 /* a movement node; no node (a new reference to a) when the op changes nothing */
 tkc_lazy *tkc_lz_move(tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape) {
-  if (op != TKC_MOVE_WINDOW && ndim == a->ndim && !memcmp(shape, a->shape, (size_t)ndim * sizeof *shape)) {
+  if (op != TKC_MOVE_WINDOW && ndim == a->ndim && (!ndim || !memcmp(shape, a->shape, (size_t)ndim * sizeof *shape))) {
     int noop = op == TKC_OP_RESHAPE || op == TKC_OP_EXPAND;
     if (op == TKC_OP_PERMUTE || op == TKC_OP_FLIP || op == TKC_OP_PAD || op == TKC_OP_SHRINK) {
       noop = 1;
