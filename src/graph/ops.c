@@ -156,10 +156,10 @@ static tkc_lazy *f_pow(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) {
   tkc_lazy *neg = alu2(TKC_OP_CMPLT, x, zero);
   tkc_lazy *ax = take_where(ref(neg), negate(x), ref(x));
   tkc_lazy *mag = take1(TKC_OP_EXP2, take2(TKC_OP_MUL, ref(y), take1(TKC_OP_LOG2, ax)));
-  /* y as an integer: odd / fractional tests in float64 after truncation */
-  tkc_lazy *yi = take_cast(take_cast(ref(y), TKC_INT64), dt);
+  /* y as an integer (int32: every backend has it; |y| >= 2^31 only matters for a negative base) */
+  tkc_lazy *yi = take_cast(take_cast(ref(y), TKC_INT32), dt);
   tkc_lazy *frac = alu2(TKC_OP_CMPNE, yi, y);
-  tkc_lazy *odd = take2(TKC_OP_CMPNE, take2(TKC_OP_AND, take_cast(ref(y), TKC_INT64), konst(x, TKC_INT64, 1)), konst(x, TKC_INT64, 0));
+  tkc_lazy *odd = take2(TKC_OP_CMPNE, take2(TKC_OP_AND, take_cast(ref(y), TKC_INT32), konst(x, TKC_INT32, 1)), konst(x, TKC_INT32, 0));
   tkc_lazy *signed_mag = take_where(take2(TKC_OP_AND, ref(neg), odd), negate(mag), ref(mag));
   tkc_lazy *nan_case = take2(TKC_OP_AND, ref(neg), ref(frac));
   tkc_lazy *r = take_where(nan_case, konst(x, dt, NAN), signed_mag);
