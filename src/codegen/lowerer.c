@@ -145,31 +145,54 @@ static void launch_indices(lower *L, const tkc_renderer *r) {
   }
 }
 
+/* On loop devices a reduce kernel computes UPCAST neighbouring outputs of its last output dim per
+ * iteration (tinygrad's UPCAST opt): UPCAST accumulators share one pass over the reduce loop, so
+ * loads that do not depend on that dim (a row of a matmul) are read once, and the ones that do are
+ * contiguous. */
+#define UPCAST 4
+
+static int upcast_dim(const lower *L) {
+  int reduce = 0, d = -1;
+  for (int i = 0; i < L->ndim; i++) reduce |= L->full[i] != L->out[i];
+  for (int i = 0; i < L->ndim; i++)
+    if (L->out[i] > 1 && L->full[i] == L->out[i]) d = i;
+  return reduce && d >= 0 && L->out[d] % UPCAST == 0 && L->out[d] >= 2 * UPCAST ? d : -1;
+}
+
 tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
   lower L = {.g = g};
-  if (!ast || ast->op != TKC_OP_SINK || ast->arg.kind != TKC_ARG_TUPLE || ast->arg.n != 2)
+  if (!ast || ast->op != TKC_OP_SINK || ast->arg.kind != TKC_ARG_TUPLE || ast->arg.n != 2 || ast->nsrc != 1)
     return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE) with shapes");
   L.ndim = shape_of(&ast->arg.v.t[0], L.out);
   if (L.ndim < 0 || shape_of(&ast->arg.v.t[1], L.full) != L.ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: bad kernel shapes");
-  if (r && r->global_max[0] > 0) launch_indices(&L, r);
+  int gpu = r && r->global_max[0] > 0, up = gpu ? -1 : upcast_dim(&L);
+  if (gpu) launch_indices(&L, r);
   else
     for (int i = 0; i < L.ndim; i++)
-      L.idx_out[i] = L.out[i] == 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.out[i]), i);
+      L.idx_out[i] = L.out[i] == 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, i == up ? L.out[i] / UPCAST : L.out[i]), i);
   for (int i = 0; i < L.ndim; i++)
     L.idx_full[i] = L.full[i] == L.out[i] ? L.idx_out[i] : L.full[i] <= 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.full[i]), L.ndim + i);
-  tkc_uop *sink = lower_uop(&L, ast, 0);
+  tkc_uop *src[UPCAST + 33];
+  int ns = 0, lanes = up >= 0 ? UPCAST : 1;
+  tkc_uop *base = up >= 0 ? L.idx_out[up] : NULL;
+  for (int lane = 0; lane < lanes; lane++) {
+    if (up >= 0) { /* this lane's index: range*UPCAST + lane */
+      L.idx_out[up] = L.idx_full[up] = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, base, ci(g, UPCAST)), ci(g, lane));
+      tkc_umap_free(&L.memo[0]);
+      tkc_umap_free(&L.memo[1]);
+    }
+    if (!(src[ns++] = lower_uop(&L, ast->src[0], 0))) break;
+  }
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
-  if (!sink) return NULL;
+  if (!src[ns - 1]) return NULL;
   /* every buffer stays a parameter, even one the simplified kernel no longer reads */
   size_t n;
-  tkc_uop **order = tkc_toposort(ast, &n), *src[1 + 33];
+  tkc_uop **order = tkc_toposort(ast, &n);
   if (!order) return NULL;
-  int ns = 0;
-  src[ns++] = sink->src[0];
-  for (size_t i = 0; i < n && ns < 34; i++)
+  for (size_t i = 0; i < n && ns < UPCAST + 33; i++)
     if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
   free(order);
-  sink = tkc_uop_sink(g, ns, src);
+  tkc_uop *sink = tkc_uop_sink(g, ns, src);
   return sink ? tkc_simplify(g, sink) : NULL;
 }
