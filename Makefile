@@ -32,7 +32,9 @@ CC_FLAG := $(if $(CC_WANT),-DCMAKE_C_COMPILER=$(CC_WANT))
 # cmake --build runs its own make: keep ours (jobserver, -w, -n) out of its environment.
 CMAKE_BUILD := env -u MAKEFLAGS -u MFLAGS -u MAKELEVEL $(CMAKE) --build
 
-ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# tests/lsan.supp: leaks inside third-party libraries (each entry says why); nothing of tkc's
+ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+            LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
 .DEFAULT_GOAL := build
 .PHONY: all deps build test run bench asan clean

@@ -8,6 +8,10 @@
 # Knobs:
 #   TKC_NO_DEPS=1   do nothing (for machines where you manage packages yourself)
 #
+# Besides apt packages, the WEBGPU device needs wgpu-native: it comes from the PyPI package `wgpu`
+# (its resources folder holds libwgpu_native and webgpu.h), installed with pip (--no-deps: only its
+# files are used, never its Python code) unless python3 already finds a `wgpu` package.
+#
 # Exit status: 0 when everything is present afterwards, non-zero (with a message) otherwise.
 set -euo pipefail
 
@@ -22,6 +26,9 @@ PACKAGES=(
   libcmocka-dev
   libffi-dev
   python3
+  llvm-16-dev
+  python3-pip            # for the PyPI wgpu package below
+  mesa-vulkan-drivers    # lavapipe: the Vulkan driver WEBGPU runs on without a GPU
 )
 
 # Non-Debian fallback: a command that proves a package is present. Packages not listed here
@@ -58,12 +65,27 @@ if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>
   exit 0
 fi
 
+# PyPI wgpu (pinned: its webgpu.h generation is the one src/runtime/webgpu.c is written against).
+# Present when python3 finds the package without importing it; another installed version is left
+# alone (cmake/webgpu.cmake checks its headers).
+WGPU_PIP=wgpu==0.32.0
+install_wgpu() {
+  local have
+  have=$(python3 -c "import importlib.util as u, importlib.metadata as m; print(m.version('wgpu') if u.find_spec('wgpu') else '')" 2>/dev/null) || have=""
+  [[ -z "$have" ]] || return 0
+  say "installing $WGPU_PIP (pip, --no-deps; provides wgpu-native for the WEBGPU device)"
+  # plain first; Debian 12+ marks the system python externally managed, which needs the flag
+  python3 -m pip install --quiet --disable-pip-version-check --no-deps "$WGPU_PIP" >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --disable-pip-version-check --no-deps --break-system-packages "$WGPU_PIP" >/dev/null ||
+    die "pip install $WGPU_PIP failed (no network?); set TKC_NO_DEPS=1 to build without the WEBGPU device"
+}
+
 # --- Debian/Ubuntu ------------------------------------------------------------------------
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
-((${#missing[@]})) || exit 0
+((${#missing[@]})) || { install_wgpu; exit 0; }
 
 SUDO=()
 if [[ "$(id -u)" -ne 0 ]]; then
@@ -91,3 +113,5 @@ done
 if ((${#still[@]})); then
   die "still missing after apt-get install: ${still[*]}"
 fi
+
+install_wgpu

@@ -4,6 +4,7 @@
 #define TKC_TEST_KERNEL_UTIL_H
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "tkc/runtime.h"
@@ -34,12 +35,43 @@ static inline tkc_uop *k_add(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return tkc_
 static inline tkc_uop *k_mul(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return tkc_uop_alu2(g, TKC_OP_MUL, a, b); }
 static inline tkc_uop *k_sink1(tkc_graph *g, tkc_uop *st) { return tkc_uop_sink(g, 1, &st); }
 
+/* The dtypes (bitmask over tkc_dtype) a kernel uses: its buffers' and every UOp's element type. */
+static inline uint32_t k_dtypes_used(tkc_uop *sink, int nbufs, const tkc_dtype *dts) {
+  uint32_t m = 0;
+  for (int i = 0; i < nbufs; i++) m |= 1u << (unsigned)dts[i];
+  size_t n = 0;
+  tkc_uop **all = tkc_toposort(sink, &n);
+  for (size_t i = 0; all && i < n; i++)
+    if (all[i]->dtype.scalar < TKC_VOID) m |= 1u << all[i]->dtype.scalar;
+  tkc_free(all);
+  return m;
+}
+
 /* Runs sink on device dev with nbufs host arrays (copied in, launched, copied back into the same
- * arrays). Returns the launch status (compile errors included). */
+ * arrays). Returns the launch status (compile errors included).
+ * A kernel using a dtype the device's renderer cannot hold (its unsupported_dtypes) must fail to
+ * build with TKC_EUNSUPPORTED and a message naming one of those dtypes; when it does, the kernel
+ * runs on INTERP instead (so the caller's checks still hold), otherwise TKC_EINTERNAL is returned. */
 static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int nbufs, const tkc_dtype *dts,
                                const size_t *ns, void **host, const int64_t *vars, int nvars) {
   tkc_device *d = tkc_device_get(dev);
   if (!d) return tkc_last_status();
+  const tkc_renderer *r = tkc_device_renderer(d);
+  uint32_t bad = r ? r->unsupported_dtypes & k_dtypes_used(sink, nbufs, dts) : 0;
+  if (bad) {
+    tkc_program *p = tkc_program_new(d, g, sink, "test_kernel");
+    const char *named = NULL;
+    for (int t = 0; t < TKC_VOID && !p; t++)
+      if ((bad >> t) & 1u && strstr(tkc_last_error(), tkc_dtype_name((tkc_dtype)t))) named = tkc_dtype_name((tkc_dtype)t);
+    if (p || tkc_last_status() != TKC_EUNSUPPORTED || !named) {
+      printf("%s: a kernel with a dtype %s cannot hold built %s: %s\n", dev, r->name, p ? "anyway" : "with the wrong error",
+             p ? "" : tkc_last_error());
+      tkc_program_free(p);
+      return TKC_EINTERNAL;
+    }
+    printf("note: %s rejects %s as expected (TKC_EUNSUPPORTED); checked on INTERP instead\n", dev, named);
+    if (!(d = tkc_device_get("INTERP"))) return tkc_last_status();
+  }
   tkc_program *p = tkc_program_new(d, g, sink, "test_kernel");
   if (!p) return tkc_last_status();
   tkc_buffer *bufs[16] = {0};

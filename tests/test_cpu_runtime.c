@@ -135,16 +135,17 @@ static void test_renderer_registry(void **state) {
   const tkc_renderer *c = tkc_renderer_get("C");
   assert_non_null(c);
   assert_string_equal(c->name, "C");
-  assert_null(tkc_renderer_get("PTX")); /* not built yet: says so */
-  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_non_null(tkc_renderer_get("PTX"));
   assert_null(tkc_renderer_get("COBOL"));
   assert_int_equal(tkc_last_status(), TKC_EINVAL);
   assert_null(tkc_renderer_get(NULL));
   assert_null(tkc_render(NULL, "k", NULL, 0));
   assert_null(tkc_render(c, "k", NULL, 0));
   assert_int_equal(tkc_last_status(), TKC_EINVAL);
-  assert_null(tkc_device_get("CUDA"));
-  assert_int_equal(tkc_last_status(), TKC_EDEVICE);
+  if (!tkc_device_available("CUDA")) { /* no GPU here: says why */
+    assert_null(tkc_device_get("CUDA"));
+    assert_int_equal(tkc_last_status(), TKC_EDEVICE);
+  }
   assert_string_equal(tkc_device_name(tkc_device_get("INTERP")), "INTERP");
   assert_null(tkc_device_renderer(tkc_device_get("INTERP")));
   const char *const *names = tkc_device_names();

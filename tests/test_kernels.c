@@ -1,4 +1,4 @@
-/* Hand-built kernels (as tinygrad's lowerer makes them) run on every available device — the CPU
+/* Hand-built kernels (as tinygrad's lowerer makes them; built by tests/kernels.h) run on every available device — the CPU
  * (C compiler + dlopen + libffi) and INTERP — and compared with plain C reference loops. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <stdio.h>
-#include "kernel_util.h"
+#include "kernels.h" /* the kernels (builders shared with test_ptx.c / test_cuda.c) */
 
 /* every registered device that can run here (a device that can't says so and is skipped) */
 #define FOR_DEVICES(dev)                                                                  \
@@ -108,13 +108,6 @@ static void assert_same_elems(const void *got, const void *want, tkc_dtype dt, s
   }
 }
 
-/* Elementwise out[i] = op(a[i], b[i]) over n elements of dt: the kernel and its launch. */
-static tkc_uop *elementwise2(tkc_graph *g, tkc_op op, tkc_dtype dt, tkc_dtype out_dt, int n) {
-  tkc_uop *out = k_buf(g, 0, out_dt), *a = k_buf(g, 1, dt), *b = k_buf(g, 2, dt);
-  tkc_uop *r = k_range(g, n, 0);
-  return k_sink1(g, k_store(g, out, r, tkc_uop_alu2(g, op, k_load(g, a, r), k_load(g, b, r))));
-}
-
 static void run3(const char *dev, tkc_graph *g, tkc_uop *sink, tkc_dtype o, tkc_dtype in, void *out, void *a, void *b, size_t n) {
   tkc_dtype dts[3] = {o, in, in};
   size_t ns[3] = {n, n, n};
@@ -143,7 +136,7 @@ static void test_add_every_dtype(void **state) {
     FOR_DEVICES(dev) {
       tkc_graph *g = tkc_graph_new();
       void *out = alloc_elems(dt, n);
-      run3(dev, g, elementwise2(g, TKC_OP_ADD, dt, dt, (int)n), dt, dt, out, a, b, n);
+      run3(dev, g, kb_elementwise2(g, TKC_OP_ADD, dt, dt, (int)n), dt, dt, out, a, b, n);
       assert_same_elems(out, want, dt, n, dt == TKC_FLOAT32 ? 1e-6 : 0, dev);
       free(out);
       tkc_graph_free(g);
@@ -176,22 +169,30 @@ static void test_cast_all_pairs(void **state) {
       }
     }
     FOR_DEVICES(dev) {
+      /* targets the device cannot hold are left out (kernels storing them are checked for the error
+       * elsewhere) unless the source itself is one: then the whole kernel must be rejected */
+      const tkc_renderer *rr = tkc_device_renderer(tkc_device_get(dev));
+      uint32_t drop = rr && !((rr->unsupported_dtypes >> s) & 1u) ? rr->unsupported_dtypes : 0;
+      int nb = 0;
+      for (int t = 0; t < TKC_VOID; t++) nb += !((drop >> t) & 1u);
       tkc_graph *g = tkc_graph_new();
-      tkc_uop *inb = k_buf(g, TKC_VOID, src), *r = k_range(g, (int64_t)n, 0), *stores[TKC_VOID];
-      tkc_uop *v = k_load(g, inb, r);
+      tkc_uop *sink = kb_cast_all(g, src, (int64_t)n, drop);
       tkc_dtype dts[TKC_VOID + 1];
       size_t ns[TKC_VOID + 1];
       void *host[TKC_VOID + 1];
-      for (int t = 0; t < TKC_VOID; t++) {
-        stores[t] = k_store(g, k_buf(g, t, (tkc_dtype)t), r, tkc_uop_cast(g, v, dt_((tkc_dtype)t)));
+      for (int t = 0, b = 0; t < TKC_VOID; t++) {
+        got[t] = NULL;
+        if ((drop >> t) & 1u) continue;
         got[t] = alloc_elems((tkc_dtype)t, n);
-        dts[t] = (tkc_dtype)t; ns[t] = n; host[t] = got[t];
+        dts[b] = (tkc_dtype)t; ns[b] = n; host[b] = got[t];
+        b++;
       }
-      dts[TKC_VOID] = src; ns[TKC_VOID] = n; host[TKC_VOID] = in;
-      tkc_status st = k_run(dev, g, tkc_uop_sink(g, TKC_VOID, stores), TKC_VOID + 1, dts, ns, host, NULL, 0);
+      dts[nb] = src; ns[nb] = n; host[nb] = in;
+      tkc_status st = k_run(dev, g, sink, nb + 1, dts, ns, host, NULL, 0);
       if (st) fprintf(stderr, "%s cast from %s: %s\n", dev, tkc_dtype_name(src), tkc_last_error());
       assert_int_equal(st, TKC_OK);
       for (int t = 0; t < TKC_VOID; t++) {
+        if (!got[t]) continue;
         char what[64];
         snprintf(what, sizeof what, "%s cast %s->%s", dev, tkc_dtype_name(src), tkc_dtype_name((tkc_dtype)t));
         assert_same_elems(got[t], want[t], (tkc_dtype)t, n, 0, what);
@@ -218,8 +219,7 @@ static void test_bitcasts(void **state) {
     else for (size_t i = 0; i < n; i++) put_i(in, from, i, (int64_t)(rnd() & 0x3f7fffffffffffffull)); /* finite floats */
     FOR_DEVICES(dev) {
       tkc_graph *g = tkc_graph_new();
-      tkc_uop *out = k_buf(g, 0, to), *a = k_buf(g, 1, from), *r = k_range(g, (int64_t)n, 0);
-      tkc_uop *sink = k_sink1(g, k_store(g, out, r, tkc_uop_bitcast(g, k_load(g, a, r), dt_(to))));
+      tkc_uop *sink = kb_bitcast(g, from, to, (int64_t)n);
       void *got = alloc_elems(to, n);
       tkc_dtype dts[2] = {to, from};
       size_t ns[2] = {n, n};
@@ -236,16 +236,6 @@ static void test_bitcasts(void **state) {
 }
 
 /* ---------------------------------------------------------------- 4-6: reductions with accumulators */
-
-/* out[i] = reduce_k op(acc, a[i*K+k]) with acc starting at init */
-static tkc_uop *reduce_rows(tkc_graph *g, tkc_op op, tkc_dtype dt, int rows, int cols, tkc_uop *init) {
-  tkc_uop *out = k_buf(g, 0, dt), *a = k_buf(g, 1, dt);
-  tkc_uop *ri = k_range(g, rows, 0), *rk = k_range(g, cols, 1);
-  tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(dt), 2, init, rk, NULL);
-  tkc_uop *x = k_load(g, a, k_add(g, k_mul(g, ri, k_int(g, cols)), rk));
-  tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(dt), 2, acc, tkc_uop_alu2(g, op, acc, x), NULL);
-  return k_sink1(g, k_store(g, out, ri, upd));
-}
 
 static void check_reduce(tkc_op op, tkc_dtype dt, double init) {
   const int rows = 5, cols = 7;
@@ -265,12 +255,12 @@ static void check_reduce(tkc_op op, tkc_dtype dt, double init) {
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *init_u = tkc_dtype_is_float(dt) ? tkc_uop_const_float(g, dt_(dt), init) : tkc_uop_const_int(g, dt_(dt), (int64_t)init);
+    tkc_uop *init_u = kb_reduce_init(g, dt, init);
     void *out = alloc_elems(dt, (size_t)rows);
     tkc_dtype dts[2] = {dt, dt};
     size_t ns[2] = {(size_t)rows, (size_t)rows * cols};
     void *host[2] = {out, a};
-    tkc_status st = k_run(dev, g, reduce_rows(g, op, dt, rows, cols, init_u), 2, dts, ns, host, NULL, 0);
+    tkc_status st = k_run(dev, g, kb_reduce_rows(g, op, dt, rows, cols, init_u), 2, dts, ns, host, NULL, 0);
     if (st) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
     assert_int_equal(st, TKC_OK);
     assert_same_elems(out, want, dt, (size_t)rows, 1e-5, dev);
@@ -297,9 +287,7 @@ static void test_transpose_nested(void **state) {
     for (int j = 0; j < C; j++) want[j * R + i] = a[i * C + j];
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32);
-    tkc_uop *ri = k_range(g, R, 0), *rj = k_range(g, C, 1);
-    tkc_uop *sink = k_sink1(g, k_store(g, out, k_add(g, k_mul(g, rj, k_int(g, R)), ri), k_load(g, in, k_add(g, k_mul(g, ri, k_int(g, C)), rj))));
+    tkc_uop *sink = kb_transpose(g, R, C);
     float got[30] = {0};
     tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[2] = {30, 30};
@@ -317,15 +305,12 @@ static void test_three_level_nest(void **state) {
   for (int i = 0; i < N; i++) { a[i] = rnd_unit() * 4 - 2; want[i] = a[i] * 2.0 + 1.0; }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT64), *in = k_buf(g, 1, TKC_FLOAT64);
-    tkc_uop *rb = k_range(g, B, 0), *ri = k_range(g, R, 1), *rj = k_range(g, C, 2);
-    tkc_uop *idx = k_add(g, k_add(g, k_mul(g, rb, k_int(g, R * C)), k_mul(g, ri, k_int(g, C))), rj);
-    tkc_uop *v = k_add(g, k_mul(g, k_load(g, in, idx), tkc_uop_const_float(g, dt_(TKC_FLOAT64), 2.0)), tkc_uop_const_float(g, dt_(TKC_FLOAT64), 1.0));
+    tkc_uop *sink = kb_three_level(g, B, R, C);
     double got[60];
     tkc_dtype dts[2] = {TKC_FLOAT64, TKC_FLOAT64};
     size_t ns[2] = {60, 60};
     void *host[2] = {got, a};
-    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, idx, v)), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, want, sizeof want);
     tkc_graph_free(g);
   }
@@ -342,15 +327,13 @@ static void test_gated_load_pad(void **state) {
   for (int i = 0; i < n + 3; i++) want[i] = i >= 3 ? a[i - 3] : 0.0f;
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32), *r = k_range(g, n + 3, 0);
-    tkc_uop *gate = tkc_uop_alu2(g, TKC_OP_CMPNE, tkc_uop_alu2(g, TKC_OP_CMPLT, r, k_int(g, 3)), tkc_uop_const_int(g, dt_(TKC_BOOL), 1));
-    tkc_uop *ld = k_op(g, TKC_OP_LOAD, dt_(TKC_FLOAT32), 1, k_index_gated(g, in, k_add(g, r, k_int(g, -3)), gate), NULL, NULL);
+    tkc_uop *sink = kb_gated_load_pad(g, n);
     float got[13];
     memset(got, 0xff, sizeof got);
     tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[2] = {13, 10};
     void *host[2] = {got, a};
-    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, r, ld)), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, want, sizeof want);
     tkc_graph_free(g);
   }
@@ -363,16 +346,13 @@ static void test_gated_store(void **state) {
   for (int i = 0; i < 20; i++) { a[i] = (int32_t)(rnd() % 21) - 10; want[i] = a[i] > 0 ? a[i] : -777; }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_INT32), *in = k_buf(g, 1, TKC_INT32), *r = k_range(g, 20, 0);
-    tkc_uop *v = k_load(g, in, r);
-    tkc_uop *gate = tkc_uop_alu2(g, TKC_OP_CMPLT, k_int(g, 0), v);
-    tkc_uop *st = k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_index_gated(g, out, r, gate), v, NULL);
+    tkc_uop *sink = kb_gated_store(g, 20);
     int32_t got[20];
     for (int i = 0; i < 20; i++) got[i] = -777;
     tkc_dtype dts[2] = {TKC_INT32, TKC_INT32};
     size_t ns[2] = {20, 20};
     void *host[2] = {got, a};
-    assert_int_equal(k_run(dev, g, k_sink1(g, st), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, want, sizeof want);
     tkc_graph_free(g);
   }
@@ -394,16 +374,13 @@ static void test_where_cmp_bool(void **state) {
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *outb = k_buf(g, 1, TKC_BOOL), *ab = k_buf(g, 2, TKC_FLOAT32), *bb = k_buf(g, 3, TKC_FLOAT32);
-    tkc_uop *r = k_range(g, n, 0), *x = k_load(g, ab, r), *y = k_load(g, bb, r);
-    tkc_uop *c = tkc_uop_alu2(g, TKC_OP_AND, tkc_uop_alu2(g, TKC_OP_CMPLT, x, y), tkc_uop_alu2(g, TKC_OP_CMPNE, x, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0)));
-    tkc_uop *st[2] = {k_store(g, out, r, tkc_uop_alu3(g, TKC_OP_WHERE, c, x, y)), k_store(g, outb, r, c)};
+    tkc_uop *sink = kb_where_cmp_bool(g, n);
     float got[24];
     uint8_t gotb[24];
     tkc_dtype dts[4] = {TKC_FLOAT32, TKC_BOOL, TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[4] = {24, 24, 24, 24};
     void *host[4] = {got, gotb, a, b};
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 4, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 4, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, want, sizeof want);
     assert_memory_equal(gotb, wantb, sizeof wantb);
     tkc_graph_free(g);
@@ -425,14 +402,12 @@ static void check_divmod(tkc_dtype dt) {
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *q = k_buf(g, 0, dt), *rm = k_buf(g, 1, dt), *ab = k_buf(g, 2, dt), *bb = k_buf(g, 3, dt), *r = k_range(g, (int64_t)n, 0);
-    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, bb, r);
-    tkc_uop *st[2] = {k_store(g, q, r, tkc_uop_alu2(g, TKC_OP_IDIV, x, y)), k_store(g, rm, r, tkc_uop_alu2(g, TKC_OP_MOD, x, y))};
+    tkc_uop *sink = kb_divmod(g, dt, (int64_t)n);
     void *gq = alloc_elems(dt, n), *gr = alloc_elems(dt, n);
     tkc_dtype dts[4] = {dt, dt, dt, dt};
     size_t ns[4] = {n, n, n, n};
     void *host[4] = {gq, gr, a, b};
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 4, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 4, dts, ns, host, NULL, 0), TKC_OK);
     assert_same_elems(gq, wq, dt, n, 0, dev);
     assert_same_elems(gr, wr, dt, n, 0, dev);
     free(gq); free(gr);
@@ -456,25 +431,12 @@ static void test_float4_load_store(void **state) {
     for (int l = 0; l < 4; l++) { want[i * 4 + l] = a[i * 4 + l] * (float)(2 + l); wrev[i * 4 + l] = a[i * 4 + 3 - l]; }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_dt f4 = tkc_dt_vec(dt_(TKC_FLOAT32), 4), f4p = tkc_dt_ptr(f4, TKC_SPACE_GLOBAL, -1);
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *rev = k_buf(g, 1, TKC_FLOAT32), *in = k_buf(g, 2, TKC_FLOAT32), *r = k_range(g, n4, 0);
-    tkc_uop *base = k_mul(g, r, k_int(g, 4));
-    tkc_uop *v = k_op(g, TKC_OP_LOAD, f4, 1, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, in, base), NULL, NULL), NULL, NULL);
-    tkc_uop *lanes[4], *rl[4];
-    for (int l = 0; l < 4; l++) {
-      lanes[l] = tkc_uop_const_float(g, dt_(TKC_FLOAT32), 2.0 + l);
-      tkc_arg i = tkc_arg_int(3 - l);
-      rl[l] = tkc_uop_new(g, TKC_OP_GEP, dt_(TKC_FLOAT32), 1, &v, tkc_arg_tuple(&i, 1));
-    }
-    tkc_uop *k4 = tkc_uop_new(g, TKC_OP_VECTORIZE, f4, 4, lanes, tkc_arg_none());
-    tkc_uop *vr = tkc_uop_new(g, TKC_OP_VECTORIZE, f4, 4, rl, tkc_arg_none());
-    tkc_uop *st[2] = {k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, out, base), NULL, NULL), k_mul(g, v, k4), NULL),
-                      k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, rev, base), NULL, NULL), vr, NULL)};
+    tkc_uop *sink = kb_float4(g, n4);
     float got[24], grev[24];
     tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[3] = {24, 24, 24};
     void *host[3] = {got, grev, a};
-    tkc_status s = k_run(dev, g, tkc_uop_sink(g, 2, st), 3, dts, ns, host, NULL, 0);
+    tkc_status s = k_run(dev, g, sink, 3, dts, ns, host, NULL, 0);
     if (s) fprintf(stderr, "%s: %s\n", dev, tkc_last_error());
     assert_int_equal(s, TKC_OK);
     assert_memory_equal(got, want, sizeof want);
@@ -492,9 +454,7 @@ static void test_define_var_size(void **state) {
   FOR_DEVICES(dev) {
     for (int64_t nv = 1; nv <= 64; nv += 21) {
       tkc_graph *g = tkc_graph_new();
-      tkc_uop *n = tkc_uop_var(g, "n", 1, 64);
-      tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32), *r = k_range_to(g, n, 0);
-      tkc_uop *sink = k_sink1(g, k_store(g, out, r, k_mul(g, k_load(g, in, r), tkc_uop_const_float(g, dt_(TKC_FLOAT32), 3.0))));
+      tkc_uop *sink = kb_var_size(g);
       float got[64];
       for (int i = 0; i < 64; i++) { got[i] = -1.0f; want[i] = i < nv ? a[i] * 3.0f : -1.0f; }
       tkc_dtype dts[2] = {TKC_FLOAT32, TKC_FLOAT32};
@@ -516,9 +476,7 @@ static void test_define_var_stride(void **state) {
   for (int i = 0; i < 10; i++) want[i] = a[i * 9 + 5];
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *s = tkc_uop_var(g, "s", 1, 9), *o = tkc_uop_var(g, "o", 0, 9);
-    tkc_uop *out = k_buf(g, 0, TKC_INT16), *in = k_buf(g, 1, TKC_INT16), *r = k_range(g, 10, 0);
-    tkc_uop *sink = k_sink1(g, k_store(g, out, r, k_load(g, in, k_add(g, k_mul(g, r, s), o))));
+    tkc_uop *sink = kb_var_stride(g);
     int16_t got[10];
     tkc_dtype dts[2] = {TKC_INT16, TKC_INT16};
     size_t ns[2] = {10, 100};
@@ -532,22 +490,21 @@ static void test_define_var_stride(void **state) {
 /* ---------------------------------------------------------------- 15: unary float math */
 
 static void check_unary(tkc_dtype dt) {
-  const tkc_op ops[] = {TKC_OP_EXP2, TKC_OP_LOG2, TKC_OP_SQRT, TKC_OP_SIN, TKC_OP_RECIP, TKC_OP_NEG};
+  const tkc_op *ops = kb_unary_ops; /* output k of kb_unary */
   const size_t n = 17;
   void *a = alloc_elems(dt, n);
   for (size_t i = 0; i < n; i++) put_f(a, dt, i, 0.25 + (double)i * 0.8);
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *in = k_buf(g, 6, dt), *r = k_range(g, (int64_t)n, 0), *x = k_load(g, in, r), *st[6];
+    tkc_uop *sink = kb_unary(g, dt, (int64_t)n);
     void *got[7];
     tkc_dtype dts[7];
     size_t ns[7];
     for (int k = 0; k < 6; k++) {
-      st[k] = k_store(g, k_buf(g, k, dt), r, tkc_uop_alu1(g, ops[k], x));
       got[k] = alloc_elems(dt, n); dts[k] = dt; ns[k] = n;
     }
     got[6] = a; dts[6] = dt; ns[6] = n;
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 6, st), 7, dts, ns, got, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 7, dts, ns, got, NULL, 0), TKC_OK);
     for (int k = 0; k < 6; k++) {
       void *want = alloc_elems(dt, n);
       for (size_t i = 0; i < n; i++) {
@@ -584,21 +541,19 @@ static void test_bitwise_shifts(void **state) {
     sh[i] = (uint32_t)(rnd() % 32);
     w[0][i] = a[i] << sh[i]; w[1][i] = a[i] >> sh[i]; w[2][i] = a[i] & sh[i]; w[3][i] = a[i] | sh[i]; w[4][i] = a[i] ^ sh[i];
   }
-  const tkc_op ops[5] = {TKC_OP_SHL, TKC_OP_SHR, TKC_OP_AND, TKC_OP_OR, TKC_OP_XOR};
+  /* outputs 0..4 of kb_shifts: kb_shift_ops = SHL, SHR, AND, OR, XOR */
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *ab = k_buf(g, 5, TKC_UINT32), *sb = k_buf(g, 6, TKC_UINT32), *r = k_range(g, n, 0), *st[5];
-    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, sb, r);
+    tkc_uop *sink = kb_shifts(g, n);
     uint32_t got[5][32];
     void *host[7];
     tkc_dtype dts[7];
     size_t ns[7];
     for (int k = 0; k < 5; k++) {
-      st[k] = k_store(g, k_buf(g, k, TKC_UINT32), r, tkc_uop_alu2(g, ops[k], x, y));
       host[k] = got[k]; dts[k] = TKC_UINT32; ns[k] = 32;
     }
     host[5] = a; host[6] = sh; dts[5] = dts[6] = TKC_UINT32; ns[5] = ns[6] = 32;
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 5, st), 7, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 7, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, w, sizeof w);
     tkc_graph_free(g);
   }
@@ -610,10 +565,8 @@ static void test_int64_mul_wrap(void **state) {
   for (int i = 0; i < 16; i++) { a[i] = (int64_t)rnd(); b[i] = (int64_t)rnd(); want[i] = (int64_t)((uint64_t)a[i] * (uint64_t)b[i] + 12345u); }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_INT64), *ab = k_buf(g, 1, TKC_INT64), *bb = k_buf(g, 2, TKC_INT64), *r = k_range(g, 16, 0);
-    tkc_uop *v = k_add(g, k_mul(g, k_load(g, ab, r), k_load(g, bb, r)), tkc_uop_const_int(g, dt_(TKC_INT64), 12345));
     int64_t got[16];
-    run3(dev, g, k_sink1(g, k_store(g, out, r, v)), TKC_INT64, TKC_INT64, got, a, b, 16);
+    run3(dev, g, kb_int64_mul_wrap(g, 16), TKC_INT64, TKC_INT64, got, a, b, 16);
     assert_memory_equal(got, want, sizeof want);
     tkc_graph_free(g);
   }
@@ -628,16 +581,12 @@ static void test_bool_logic(void **state) {
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *ab = k_buf(g, 3, TKC_BOOL), *bb = k_buf(g, 4, TKC_BOOL), *r = k_range(g, 16, 0);
-    tkc_uop *x = k_load(g, ab, r), *y = k_load(g, bb, r), *t = tkc_uop_const_int(g, dt_(TKC_BOOL), 1);
-    tkc_uop *st[3] = {k_store(g, k_buf(g, 0, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_AND, x, y)),
-                      k_store(g, k_buf(g, 1, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_OR, x, y)),
-                      k_store(g, k_buf(g, 2, TKC_BOOL), r, tkc_uop_alu2(g, TKC_OP_CMPNE, tkc_uop_alu2(g, TKC_OP_XOR, x, y), t))};
+    tkc_uop *sink = kb_bool_logic(g, 16);
     uint8_t got[3][16];
     tkc_dtype dts[5] = {TKC_BOOL, TKC_BOOL, TKC_BOOL, TKC_BOOL, TKC_BOOL};
     size_t ns[5] = {16, 16, 16, 16, 16};
     void *host[5] = {got[0], got[1], got[2], a, b};
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 3, st), 5, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 5, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(got, w, sizeof w);
     tkc_graph_free(g);
   }
@@ -651,7 +600,7 @@ static void test_uint64_compare(void **state) {
   for (int i = 0; i < 8; i++) want[i] = a[i] < b[i];
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *sink = elementwise2(g, TKC_OP_CMPLT, TKC_UINT64, TKC_BOOL, 8);
+    tkc_uop *sink = kb_elementwise2(g, TKC_OP_CMPLT, TKC_UINT64, TKC_BOOL, 8);
     uint8_t got[8];
     tkc_dtype dts[3] = {TKC_BOOL, TKC_UINT64, TKC_UINT64};
     size_t ns[3] = {8, 8, 8};
@@ -678,12 +627,7 @@ static void test_matmul(void **state) {
     }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *ab = k_buf(g, 1, TKC_FLOAT32), *bb = k_buf(g, 2, TKC_FLOAT32);
-    tkc_uop *ri = k_range(g, M, 0), *rj = k_range(g, N, 1), *rk = k_range(g, K, 2);
-    tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
-    tkc_uop *prod = k_mul(g, k_load(g, ab, k_add(g, k_mul(g, ri, k_int(g, K)), rk)), k_load(g, bb, k_add(g, k_mul(g, rk, k_int(g, N)), rj)));
-    tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, acc, k_add(g, acc, prod), NULL);
-    tkc_uop *sink = k_sink1(g, k_store(g, out, k_add(g, k_mul(g, ri, k_int(g, N)), rj), upd));
+    tkc_uop *sink = kb_matmul(g, M, K, N);
     float got[M * N];
     tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[3] = {M * N, M * K, K * N};
@@ -703,14 +647,12 @@ static void test_half_sum_float_acc(void **state) {
   want[0] = ref_half_bits(s);
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *out = k_buf(g, 0, TKC_FLOAT16), *in = k_buf(g, 1, TKC_FLOAT16), *rk = k_range(g, 50, 0);
-    tkc_uop *acc = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
-    tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, acc, k_add(g, acc, tkc_uop_cast(g, k_load(g, in, rk), dt_(TKC_FLOAT32))), NULL);
+    tkc_uop *sink = kb_half_sum(g, 50);
     uint16_t got[1];
     tkc_dtype dts[2] = {TKC_FLOAT16, TKC_FLOAT16};
     size_t ns[2] = {1, 50};
     void *host[2] = {got, a};
-    assert_int_equal(k_run(dev, g, k_sink1(g, k_store(g, out, k_int(g, 0), tkc_uop_cast(g, upd, dt_(TKC_FLOAT16)))), 2, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 2, dts, ns, host, NULL, 0), TKC_OK);
     assert_int_equal(got[0], want[0]);
     tkc_graph_free(g);
   }
@@ -723,7 +665,7 @@ static void test_max_where_float(void **state) {
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
     float got[30];
-    run3(dev, g, elementwise2(g, TKC_OP_MAX, TKC_FLOAT32, TKC_FLOAT32, 30), TKC_FLOAT32, TKC_FLOAT32, got, a, b, 30);
+    run3(dev, g, kb_elementwise2(g, TKC_OP_MAX, TKC_FLOAT32, TKC_FLOAT32, 30), TKC_FLOAT32, TKC_FLOAT32, got, a, b, 30);
     assert_memory_equal(got, want, sizeof want);
     tkc_graph_free(g);
   }
@@ -741,18 +683,12 @@ static void test_two_accumulators(void **state) {
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
-    tkc_uop *os = k_buf(g, 0, TKC_FLOAT32), *om = k_buf(g, 1, TKC_FLOAT32), *in = k_buf(g, 2, TKC_FLOAT32);
-    tkc_uop *ri = k_range(g, R, 0), *rk = k_range(g, C, 1);
-    tkc_uop *x = k_load(g, in, k_add(g, k_mul(g, ri, k_int(g, C)), rk));
-    tkc_uop *s = k_op(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), rk, NULL);
-    tkc_uop *m = tkc_uop_new(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 2, (tkc_uop *[]){tkc_uop_const_float(g, dt_(TKC_FLOAT32), -INFINITY), rk}, tkc_arg_int(1));
-    tkc_uop *st[2] = {k_store(g, os, ri, k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, s, k_add(g, s, x), NULL)),
-                      k_store(g, om, ri, k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, m, tkc_uop_alu2(g, TKC_OP_MAX, m, x), NULL))};
+    tkc_uop *sink = kb_two_acc(g, R, C);
     float gs[R], gm[R];
     tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
     size_t ns[3] = {R, R, R * C};
     void *host[3] = {gs, gm, a};
-    assert_int_equal(k_run(dev, g, tkc_uop_sink(g, 2, st), 3, dts, ns, host, NULL, 0), TKC_OK);
+    assert_int_equal(k_run(dev, g, sink, 3, dts, ns, host, NULL, 0), TKC_OK);
     assert_memory_equal(gs, ws, sizeof ws);
     assert_memory_equal(gm, wm, sizeof wm);
     tkc_graph_free(g);
@@ -785,7 +721,7 @@ static void test_bad_inputs(void **state) {
   tkc_program_free(NULL);
 
   tkc_graph *g = tkc_graph_new();
-  tkc_uop *sink = elementwise2(g, TKC_OP_ADD, TKC_FLOAT32, TKC_FLOAT32, 4);
+  tkc_uop *sink = kb_elementwise2(g, TKC_OP_ADD, TKC_FLOAT32, TKC_FLOAT32, 4);
   assert_null(tkc_program_new(NULL, g, sink, "k"));
   assert_null(tkc_program_new(d, NULL, sink, "k"));
   assert_null(tkc_program_new(d, g, NULL, "k"));
@@ -825,9 +761,7 @@ static void test_bad_inputs(void **state) {
   tkc_program_free(p);
 
   /* a variable outside its bounds */
-  tkc_uop *n = tkc_uop_var(g, "n", 1, 8);
-  tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *r = k_range_to(g, n, 0);
-  tkc_uop *vs = k_sink1(g, k_store(g, out, r, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 1)));
+  tkc_uop *vs = kb_var_fill(g);
   tkc_program *pv = tkc_program_new(d, g, vs, "varkernel");
   assert_non_null(pv);
   assert_int_equal(tkc_program_nvars(pv), 1);

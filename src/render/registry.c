@@ -3,15 +3,12 @@
 #include "base/common.h"
 #include "render/renderers.h"
 
-static const tkc_renderer *const renderers[] = {&tkc_renderer_c};
-static const char *const planned[] = {"LLVM", "PTX", "WGSL"};
+static const tkc_renderer *const renderers[] = {&tkc_renderer_c, &tkc_renderer_llvm, &tkc_renderer_wgsl, &tkc_renderer_ptx};
 
 const tkc_renderer *tkc_renderer_get(const char *name) {
   if (!name) return tkc_err_null(TKC_EINVAL, "tkc_renderer_get: NULL name");
   for (size_t i = 0; i < TKC_COUNTOF(renderers); i++)
     if (!strcmp(renderers[i]->name, name)) return renderers[i];
-  for (size_t i = 0; i < TKC_COUNTOF(planned); i++)
-    if (!strcmp(planned[i], name)) return tkc_err_null(TKC_EUNSUPPORTED, "renderer %s is not built into this tkc yet", name);
   return tkc_err_null(TKC_EINVAL, "unknown renderer \"%s\" (known: C, LLVM, PTX, WGSL)", name);
 }
 

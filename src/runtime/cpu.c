@@ -18,7 +18,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <ffi.h>
+#include "runtime/ffi_call.h"
 #include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
@@ -155,9 +155,7 @@ static int cpu_available(char *why, size_t n) {
 typedef struct cpu_prog {
   void *dl;
   void (*fn)(void);
-  ffi_cif cif;
-  ffi_type **atypes;
-  int nbufs, nvars;
+  tkc_ffi_sig sig;
 } cpu_prog;
 
 static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=native", "-fPIC", "-shared",
@@ -296,8 +294,6 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
 
   p = calloc(1, sizeof *p);
   if (!p) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
-  p->nbufs = k->nbufs;
-  p->nvars = k->nvars;
   p->dl = dlopen(out, RTLD_NOW | RTLD_LOCAL);
   if (!p->dl) {
     const char *de = dlerror();
@@ -310,19 +306,8 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
     goto cleanup;
   }
   memcpy(&p->fn, &sym, sizeof p->fn); /* object -> function pointer without a cast warning */
-  int nargs = k->nbufs + k->nvars;
-  if (nargs) {
-    p->atypes = malloc((size_t)nargs * sizeof *p->atypes);
-    if (!p->atypes) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
-    for (int i = 0; i < k->nbufs; i++) p->atypes[i] = &ffi_type_pointer;
-    for (int i = 0; i < k->nvars; i++) p->atypes[k->nbufs + i] = &ffi_type_sint;
-  }
-  if (ffi_prep_cif(&p->cif, FFI_DEFAULT_ABI, (unsigned)nargs, &ffi_type_void, p->atypes) != FFI_OK) {
-    st = tkc_err(TKC_EINTERNAL, "CPU: ffi_prep_cif failed for %d arguments", nargs);
-    goto cleanup;
-  }
-  st = TKC_OK;
-
+  st = tkc_ffi_prepare(&p->sig, k->nbufs, k->nvars, "CPU");
+  if (st) goto cleanup;
 cleanup:
   free(msg);
   unlink(src);
@@ -332,7 +317,7 @@ cleanup:
   if (st != TKC_OK) {
     if (p) {
       if (p->dl) dlclose(p->dl);
-      free(p->atypes);
+      tkc_ffi_release(&p->sig);
       free(p);
     }
     return st;
@@ -345,43 +330,17 @@ static void cpu_release(void *handle) {
   cpu_prog *p = handle;
   if (!p) return;
   if (p->dl) dlclose(p->dl);
-  free(p->atypes);
+  tkc_ffi_release(&p->sig);
   free(p);
 }
 
 /* ---------------------------------------------------------------- launch */
 
 static tkc_status cpu_launch(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars) {
+  (void)k;
   cpu_prog *p = handle;
   if (!p || !p->fn) return tkc_err(TKC_EINVAL, "CPU: launch of a kernel that was not compiled");
-  if ((p->nbufs && !bufs) || (p->nvars && !vars)) return tkc_err(TKC_EINVAL, "CPU: launch without its buffers/variables");
-  enum { NSTACK = 32 };
-  void *ptr_s[NSTACK], *val_s[2 * NSTACK];
-  int int_s[NSTACK];
-  void **ptrs = ptr_s, **vals = val_s;
-  int *ints = int_s;
-  bool heap = p->nbufs > NSTACK || p->nvars > NSTACK;
-  if (heap) {
-    ptrs = malloc(((size_t)p->nbufs + 1) * sizeof *ptrs);
-    vals = malloc(((size_t)p->nbufs + (size_t)p->nvars + 1) * sizeof *vals);
-    ints = malloc(((size_t)p->nvars + 1) * sizeof *ints);
-    if (!ptrs || !vals || !ints) {
-      free(ptrs), free(vals), free(ints);
-      return tkc_err(TKC_ENOMEM, "CPU: out of memory launching %s", k ? k->name : "a kernel");
-    }
-  }
-  for (int i = 0; i < p->nbufs; i++) {
-    ptrs[i] = bufs[i];
-    vals[i] = &ptrs[i];
-  }
-  for (int i = 0; i < p->nvars; i++) {
-    ints[i] = (int)vars[i];
-    vals[p->nbufs + i] = &ints[i];
-  }
-  ffi_arg ret = 0;
-  ffi_call(&p->cif, FFI_FN(p->fn), &ret, vals);
-  if (heap) free(ptrs), free(vals), free(ints);
-  return TKC_OK;
+  return tkc_ffi_call(&p->sig, p->fn, bufs, vars, "CPU");
 }
 
 const tkc_device_impl tkc_device_cpu = {

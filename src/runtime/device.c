@@ -3,9 +3,8 @@
 #include <string.h>
 #include "runtime/device.h"
 
-static tkc_device devices[] = {{&tkc_device_cpu}, {&tkc_device_interp}};
-static const char *const names[] = {"CPU", "INTERP", NULL};
-static const char *const planned[] = {"LLVM", "CUDA", "WEBGPU"};
+static tkc_device devices[] = {{&tkc_device_cpu}, {&tkc_device_interp}, {&tkc_device_llvm}, {&tkc_device_webgpu}, {&tkc_device_cuda}};
+static const char *const names[] = {"CPU", "INTERP", "LLVM", "WEBGPU", "CUDA", NULL};
 
 const char *const *tkc_device_names(void) { return names; }
 
@@ -18,11 +17,7 @@ static tkc_device *find(const char *name) {
 tkc_device *tkc_device_get(const char *name) {
   if (!name) return tkc_err_null(TKC_EINVAL, "tkc_device_get: NULL name");
   tkc_device *d = find(name);
-  if (!d) {
-    for (size_t i = 0; i < TKC_COUNTOF(planned); i++)
-      if (!strcmp(planned[i], name)) return tkc_err_null(TKC_EDEVICE, "device %s is not built into this tkc yet", name);
-    return tkc_err_null(TKC_EDEVICE, "unknown device \"%s\" (known: CPU, INTERP)", name);
-  }
+  if (!d) return tkc_err_null(TKC_EDEVICE, "unknown device \"%s\" (known: CPU, INTERP, LLVM, WEBGPU, CUDA)", name);
   char why[256] = "";
   if (!d->impl->available(why, sizeof why)) return tkc_err_null(TKC_EDEVICE, "device %s is unavailable: %s", name, why);
   return d;

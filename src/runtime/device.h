@@ -53,5 +53,8 @@ TKC_HIDDEN size_t tkc_program_cache_entries(void);
 /* The built-in backends (each defined in its own file). */
 extern const tkc_device_impl tkc_device_cpu;    /* src/runtime/cpu.c */
 extern const tkc_device_impl tkc_device_interp; /* src/runtime/interp.c */
+extern const tkc_device_impl tkc_device_llvm;   /* src/runtime/llvm.c */
+extern const tkc_device_impl tkc_device_webgpu; /* src/runtime/webgpu.c */
+extern const tkc_device_impl tkc_device_cuda;   /* src/runtime/cuda.c */
 
 #endif

@@ -1,0 +1,27 @@
+# cmake/cuda.cmake — the "CUDA" device (src/runtime/cuda.c) and the "PTX" renderer (src/render/ptx.c).
+#
+# Included at the end of CMakeLists.txt (after the tests are declared). Nothing links CUDA: the driver
+# (libcuda.so.1) is loaded with dlopen at run time, and ptxas is looked up by the tests at run time
+# (PATH, then /usr/local/cuda/bin), so this file only
+#   - offers TKC_WITH_CUDA (ON by default; OFF builds the device as always unavailable), and
+#   - labels the tests that exercise CUDA "cuda": `ctest -L cuda` (scripts/gpu-check.sh) runs the PTX
+#     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda) and the kernel suite on every
+#     device (test_kernels, CUDA included when present).
+
+option(TKC_WITH_CUDA "build the CUDA device (the driver is loaded at run time; nothing is linked)" ON)
+if(NOT TKC_WITH_CUDA)
+  target_compile_definitions(tkc_objs PRIVATE TKC_NO_CUDA=1)
+endif()
+
+find_program(TKC_PTXAS ptxas PATHS /usr/local/cuda/bin)
+if(TKC_PTXAS)
+  message(STATUS "tkc: ptxas found (${TKC_PTXAS}): test_ptx assembles the generated PTX")
+else()
+  message(STATUS "tkc: no ptxas: test_ptx will skip its assembler checks")
+endif()
+
+foreach(t test_ptx test_cuda test_kernels)
+  if(TEST ${t})
+    set_property(TEST ${t} APPEND PROPERTY LABELS cuda)
+  endif()
+endforeach()

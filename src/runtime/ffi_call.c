@@ -1,0 +1,57 @@
+/* libffi calls of compiled kernels (see ffi_call.h). */
+#include <stdlib.h>
+#include "runtime/ffi_call.h"
+
+tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who) {
+  int nargs = nbufs + nvars;
+  s->nbufs = nbufs;
+  s->nvars = nvars;
+  s->atypes = NULL;
+  if (nargs) {
+    s->atypes = malloc((size_t)nargs * sizeof *s->atypes);
+    if (!s->atypes) return tkc_err(TKC_ENOMEM, "%s: out of memory", who);
+    for (int i = 0; i < nbufs; i++) s->atypes[i] = &ffi_type_pointer;
+    for (int i = 0; i < nvars; i++) s->atypes[nbufs + i] = &ffi_type_sint;
+  }
+  if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, (unsigned)nargs, &ffi_type_void, s->atypes) != FFI_OK) {
+    tkc_ffi_release(s);
+    return tkc_err(TKC_EINTERNAL, "%s: ffi_prep_cif failed for %d arguments", who, nargs);
+  }
+  return TKC_OK;
+}
+
+void tkc_ffi_release(tkc_ffi_sig *s) {
+  free(s->atypes);
+  s->atypes = NULL;
+}
+
+tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars, const char *who) {
+  if ((s->nbufs && !bufs) || (s->nvars && !vars)) return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
+  enum { NSTACK = 32 };
+  void *ptr_s[NSTACK], *val_s[2 * NSTACK];
+  int int_s[NSTACK];
+  void **ptrs = ptr_s, **vals = val_s;
+  int *ints = int_s;
+  int heap = s->nbufs > NSTACK || s->nvars > NSTACK;
+  if (heap) {
+    ptrs = malloc(((size_t)s->nbufs + 1) * sizeof *ptrs);
+    vals = malloc(((size_t)s->nbufs + (size_t)s->nvars + 1) * sizeof *vals);
+    ints = malloc(((size_t)s->nvars + 1) * sizeof *ints);
+    if (!ptrs || !vals || !ints) {
+      free(ptrs), free(vals), free(ints);
+      return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
+    }
+  }
+  for (int i = 0; i < s->nbufs; i++) {
+    ptrs[i] = bufs[i];
+    vals[i] = &ptrs[i];
+  }
+  for (int i = 0; i < s->nvars; i++) {
+    ints[i] = (int)vars[i];
+    vals[s->nbufs + i] = &ints[i];
+  }
+  ffi_arg ret = 0;
+  ffi_call((ffi_cif *)&s->cif, FFI_FN(fn), &ret, vals);
+  if (heap) free(ptrs), free(vals), free(ints);
+  return TKC_OK;
+}

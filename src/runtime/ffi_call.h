@@ -1,0 +1,21 @@
+/* Calling a compiled kernel `void f(T *buf0, ..., int var0, ...)` through libffi: shared by the
+ * devices that produce host function pointers (CPU, LLVM). Internal. */
+#ifndef TKC_FFI_CALL_H
+#define TKC_FFI_CALL_H
+
+#include <ffi.h>
+#include "base/common.h"
+
+typedef struct tkc_ffi_sig {
+  ffi_cif cif;
+  ffi_type **atypes;
+  int nbufs, nvars;
+} tkc_ffi_sig;
+
+/* Prepares the call interface for nbufs pointers then nvars ints; who names the device in errors. */
+TKC_HIDDEN tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who);
+TKC_HIDDEN void tkc_ffi_release(tkc_ffi_sig *s);
+/* Calls fn with the buffers and the variables (narrowed to int). Thread-safe for one prepared sig. */
+TKC_HIDDEN tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars, const char *who);
+
+#endif

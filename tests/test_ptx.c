@@ -1,0 +1,696 @@
+/* The PTX renderer, checked without a GPU:
+ *  - every kernel of the hand-built suite (tests/kernels.h: the kernels of test_kernels.c, their
+ *    GPU-style variants with launch indices, shared memory + barrier and tensor-core kernels) is
+ *    rendered to PTX and assembled with ptxas for sm_75, sm_80 and sm_90 (ptxas found on PATH or in
+ *    /usr/local/cuda/bin; "skipped: no ptxas" only when neither has it), and so is every kernel a
+ *    sweep of tensor-API expressions (every op on every dtype, reductions, movement, composites)
+ *    schedules and lowers for PTX (sm_80, sm_90). Zero ptxas errors.
+ *  - golden checks on the PTX of a few kernels (vector load, gated load, shared memory + barrier,
+ *    WMMA, headers, parameters, loops);
+ *  - what fails must fail clearly: TKC_EUNSUPPORTED naming op/dtype/backend for what PTX cannot
+ *    express, TKC_EINVAL for bad names and targets, and the CUDA device's error paths that can run
+ *    here (no driver, the toolkit's stub libcuda).
+ * ptxas runs as a subprocess with its output in a temporary file, shown only when it fails. */
+#include <errno.h>
+#include <fcntl.h>
+#include <setjmp.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include "graph/tensor_internal.h"
+#include "kernels.h"
+#include "render/ptx.h"
+#include "runtime/cuda.h"
+#include "tkc.h"
+
+extern char **environ;
+
+/* ---------------------------------------------------------------- rendering without a device */
+
+/* The program driver's stages (src/runtime/program.c: symbolic_simple + render prep, the renderer's
+ * extra_matcher, linearize, render) for the PTX renderer, without a device. Malloc'ed PTX or NULL. */
+static char *ptx_of(tkc_graph *g, tkc_uop *sink, const char *name) {
+  const tkc_renderer *r = tkc_renderer_get("PTX");
+  return r ? tkc_codegen_source(g, sink, r, name) : NULL;
+}
+
+/* ---------------------------------------------------------------- ptxas */
+
+static const char *ptxas_path(void) {
+  static char path[4096];
+  static int done;
+  if (done) return path[0] ? path : NULL;
+  done = 1;
+  const char *env = getenv("PATH");
+  while (env && *env) {
+    const char *end = strchr(env, ':');
+    size_t len = end ? (size_t)(end - env) : strlen(env);
+    if (len && len < sizeof path - 8) {
+      snprintf(path, sizeof path, "%.*s/ptxas", (int)len, env);
+      if (access(path, X_OK) == 0) return path;
+    }
+    env = end ? end + 1 : NULL;
+  }
+  snprintf(path, sizeof path, "/usr/local/cuda/bin/ptxas");
+  if (access(path, X_OK) == 0) return path;
+  path[0] = 0;
+  return NULL;
+}
+
+static char *slurp(const char *file) {
+  FILE *f = fopen(file, "rb");
+  if (!f) return NULL;
+  size_t cap = 4096, n = 0;
+  char *s = malloc(cap);
+  while (s) {
+    size_t k = fread(s + n, 1, cap - n - 1, f);
+    n += k;
+    if (k == 0) break;
+    if (n + 1 == cap) {
+      char *t = realloc(s, cap *= 2);
+      if (!t) { free(s); s = NULL; }
+      else s = t;
+    }
+  }
+  fclose(f);
+  if (s) s[n] = 0;
+  return s;
+}
+
+/* Assembles src for arch with ptxas (output discarded); returns its exit status (-1: could not run)
+ * and its messages in *log (malloc'ed). */
+static int ptxas_run(const char *src, const char *arch, char **log) {
+  const char *tmp = getenv("TMPDIR");
+  char ptx[4200], out[4200], msg[4200], archopt[64];
+  if (!tmp || !*tmp) tmp = "/tmp";
+  snprintf(ptx, sizeof ptx, "%s/tkc-ptx-XXXXXX.ptx", tmp);
+  snprintf(msg, sizeof msg, "%s/tkc-ptxlog-XXXXXX", tmp);
+  *log = NULL;
+  int fd = mkstemps(ptx, 4);
+  if (fd < 0) return -1;
+  size_t len = strlen(src);
+  ssize_t w = write(fd, src, len);
+  close(fd);
+  int lfd = mkstemp(msg);
+  if (w != (ssize_t)len || lfd < 0) {
+    unlink(ptx);
+    if (lfd >= 0) close(lfd), unlink(msg);
+    return -1;
+  }
+  close(lfd);
+  snprintf(out, sizeof out, "/dev/null");
+  snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+  char *argv[] = {(char *)ptxas_path(), archopt, ptx, (char *)"-o", out, NULL};
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, msg, O_WRONLY | O_TRUNC, 0600);
+  posix_spawn_file_actions_adddup2(&fa, 1, 2);
+  pid_t pid;
+  int rc = posix_spawn(&pid, argv[0], &fa, NULL, argv, environ), st = 0;
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc == 0) {
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  } else {
+    rc = -1;
+  }
+  *log = slurp(msg);
+  unlink(ptx);
+  unlink(msg);
+  return rc;
+}
+
+/* ---------------------------------------------------------------- 1: the suite assembles */
+
+/* the part of a rendered kernel from ".visible .entry" on (modules are joined under one header) */
+static const char *entry_of(const char *src) {
+  const char *e = strstr(src, ".visible .entry");
+  return e ? e : src;
+}
+
+static void check_arch(const char *arch, int sm) {
+  assert_int_equal(tkc_ptx_set_arch(arch), TKC_OK);
+  char *module = NULL, **srcs = NULL, **names = NULL;
+  size_t mlen = 0, nk = 0;
+  int unexpected = 0, need_newer = 0;
+  for (int i = 0;; i++) {
+    tkc_graph *g = tkc_graph_new();
+    kspec s;
+    if (!kb_case(i, g, &s)) { tkc_graph_free(g); break; }
+    if (!s.sink) { tkc_graph_free(g); continue; }
+    char *src = ptx_of(g, s.sink, s.name);
+    if (s.min_sm > sm) { /* tensor-core shapes a target lacks must be refused, clearly */
+      if (src || tkc_last_status() != TKC_EUNSUPPORTED || !strstr(tkc_last_error(), "sm_80")) {
+        printf("%s on %s: expected TKC_EUNSUPPORTED naming sm_80, got %s\n", s.name, arch, src ? "PTX" : tkc_last_error());
+        unexpected++;
+      }
+      need_newer++;
+      free(src);
+      tkc_graph_free(g);
+      continue;
+    }
+    if (!src) {
+      printf("%s on %s: %s\n", s.name, arch, tkc_last_error());
+      unexpected++;
+      tkc_graph_free(g);
+      continue;
+    }
+    const char *body = nk ? entry_of(src) : src;
+    size_t bl = strlen(body);
+    char *m = realloc(module, mlen + bl + 2);
+    char **ns = realloc(srcs, (nk + 1) * sizeof *srcs), **nn = ns ? realloc(names, (nk + 1) * sizeof *names) : NULL;
+    assert_non_null(m);
+    module = m;
+    assert_non_null(ns);
+    srcs = ns;
+    assert_non_null(nn);
+    names = nn;
+    memcpy(module + mlen, body, bl);
+    mlen += bl;
+    module[mlen++] = '\n';
+    module[mlen] = 0;
+    srcs[nk] = src;
+    names[nk] = strdup(s.name);
+    nk++;
+    tkc_graph_free(g);
+  }
+  assert_int_equal(unexpected, 0);
+  assert_true(nk > 150);
+  char *log = NULL;
+  int rc = ptxas_run(module, arch, &log);
+  int bad = 0;
+  if (rc != 0) { /* find the kernels ptxas rejects, one by one */
+    printf("ptxas -arch=%s rejected the suite module (exit %d):\n%s\n", arch, rc, log ? log : "");
+    for (size_t k = 0; k < nk; k++) {
+      char *l1 = NULL;
+      if (ptxas_run(srcs[k], arch, &l1) != 0) {
+        printf("---- %s (%s):\n%s\n%s\n", names[k], arch, l1 ? l1 : "", srcs[k]);
+        bad++;
+      }
+      free(l1);
+    }
+  }
+  printf("ptxas -arch=%s: %zu kernels assembled, %d rejected, %d refused as needing a newer target\n", arch, nk - (size_t)bad,
+         rc ? bad : 0, need_newer);
+  free(log);
+  for (size_t k = 0; k < nk; k++) free(srcs[k]), free(names[k]);
+  free(srcs);
+  free(names);
+  free(module);
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  assert_int_equal(rc, 0);
+}
+
+static int have_ptxas(void) {
+  if (ptxas_path()) return 1;
+  printf("skipped: no ptxas (not on PATH, not in /usr/local/cuda/bin)\n");
+  return 0;
+}
+
+static void test_suite_sm80(void **state) { (void)state; if (have_ptxas()) check_arch("sm_80", 80); }
+static void test_suite_sm90(void **state) { (void)state; if (have_ptxas()) check_arch("sm_90", 90); }
+static void test_suite_sm75(void **state) { (void)state; if (have_ptxas()) check_arch("sm_75", 75); }
+
+/* ---------------------------------------------------------------- 1b: tensor-API kernels */
+
+typedef struct tmodule {
+  char *s;
+  size_t len;
+  int kernels, exprs, failed;
+} tmodule;
+
+/* appends the PTX kernels of t (lowered for the PTX renderer) to m, entries renamed e<N>_kernel<K> */
+static void add_tensor(tmodule *m, tkc_tensor *t, const char *what) {
+  if (!t) return; /* the tensor API refused the expression: not a renderer matter */
+  char *src = tkc_kernels_source(t, "PTX");
+  m->exprs++;
+  if (!src) {
+    printf("tensor %s: %s\n", what, tkc_last_error());
+    m->failed++;
+    return;
+  }
+  for (const char *e = strstr(src, ".visible .entry kernel"); e;) {
+    const char *next = strstr(e + 1, ".visible .entry kernel");
+    size_t len = next ? (size_t)(next - e) : strlen(e);
+    /* the piece up to the next entry may end in the next kernel's header: cut at its comment */
+    const char *hdr = strstr(e, "\n//");
+    if (hdr && (!next || hdr < next)) len = (size_t)(hdr - e) + 1;
+    char prefix[160];
+    int pl = snprintf(prefix, sizeof prefix, "%s.visible .entry e%d_", m->len ? "" : ".version 7.0\n.target TARGET\n.address_size 64\n\n", m->exprs);
+    char *ns = realloc(m->s, m->len + (size_t)pl + len + 2);
+    assert_non_null(ns);
+    m->s = ns;
+    memcpy(m->s + m->len, prefix, (size_t)pl);
+    m->len += (size_t)pl;
+    const char *body = e + strlen(".visible .entry ");
+    len -= (size_t)(body - e);
+    memcpy(m->s + m->len, body, len);
+    m->len += len;
+    m->s[m->len++] = '\n';
+    m->s[m->len] = 0;
+    m->kernels++;
+    e = next;
+  }
+  free(src);
+}
+
+static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
+  int64_t s23[2] = {2, 3}, s3[1] = {3}, s45[2] = {4, 5};
+  char what[96];
+  for (int d = 0; d < TKC_VOID; d++) {
+    tkc_dtype dt = (tkc_dtype)d;
+    tkc_tensor *a = tkc_full(ctx, dt, 2, s23, 1), *b = tkc_full(ctx, dt, 1, s3, 2);
+    int ax1 = 1, ax0 = 0;
+    struct { const char *n; tkc_tensor *t; } ops[] = {
+        {"add", tkc_add(a, b)},       {"sub", tkc_sub(a, b)},        {"mul", tkc_mul(a, b)},         {"div", tkc_div(a, b)},
+        {"idiv", tkc_idiv(a, b)},     {"mod", tkc_mod(a, b)},        {"maximum", tkc_maximum(a, b)}, {"minimum", tkc_minimum(a, b)},
+        {"lt", tkc_lt(a, b)},         {"eq", tkc_eq(a, b)},          {"ne", tkc_ne(a, b)},           {"ge", tkc_ge(a, b)},
+        {"and", tkc_and(a, b)},       {"or", tkc_or(a, b)},          {"xor", tkc_xor(a, b)},         {"shl", tkc_shl(a, b)},
+        {"shr", tkc_shr(a, b)},       {"where", tkc_where(tkc_lt(a, b), a, b)}, {"neg", tkc_neg(a)}, {"abs", tkc_abs(a)},
+        {"sum", tkc_sum(a, 0, NULL, 0)}, {"max1", tkc_max(a, 1, &ax1, 1)}, {"min0", tkc_min(a, 1, &ax0, 0)}, {"mean", tkc_mean(a, 1, &ax1, 0)},
+        {"sqrt", tkc_sqrt(a)},        {"exp", tkc_exp(a)},           {"log2", tkc_log2(a)},          {"sin", tkc_sin(a)},
+        {"sigmoid", tkc_sigmoid(a)},  {"relu", tkc_relu(a)},         {"recip", tkc_recip(a)},        {"pow", tkc_pow(a, b)},
+    };
+    for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
+      snprintf(what, sizeof what, "%s(%s)", ops[i].n, tkc_dtype_name(dt));
+      add_tensor(m, ops[i].t, what);
+    }
+    for (int t = 0; t < TKC_VOID; t++) {
+      snprintf(what, sizeof what, "cast(%s -> %s)", tkc_dtype_name(dt), tkc_dtype_name((tkc_dtype)t));
+      add_tensor(m, tkc_cast(tkc_add(a, b), (tkc_dtype)t), what);
+    }
+  }
+  tkc_tensor *x = tkc_arange(ctx, TKC_FLOAT32, 0, 20, 1), *y = tkc_reshape(x, 2, s45);
+  int perm[2] = {1, 0}, flip0 = 0, last = 1;
+  int64_t pads[4] = {1, 2, 0, 3}, rng[4] = {1, 3, 0, 4}, s345[3] = {3, 4, 5}, e245[3] = {2, 4, 5};
+  int64_t sx[4] = {1, 2, 5, 5}, sw[4] = {3, 2, 3, 3}, sb[1] = {3}, sa[3] = {2, 3, 4}, sbm[3] = {2, 4, 5};
+  struct { const char *n; tkc_tensor *t; } comp[] = {
+      {"permute", tkc_contiguous(tkc_permute(y, perm))},  {"pad", tkc_pad(y, pads, -1.5)},
+      {"shrink", tkc_contiguous(tkc_shrink(y, rng))},     {"flip", tkc_contiguous(tkc_flip(y, 1, &flip0))},
+      {"expand", tkc_contiguous(tkc_expand(tkc_reshape(y, 3, (int64_t[]){1, 4, 5}), 3, s345))},
+      {"matmul", tkc_matmul(y, tkc_transpose(y, 0, 1))}, {"softmax", tkc_softmax(y, 1)}, {"log_softmax", tkc_log_softmax(y, 0)},
+      {"conv2d", tkc_conv2d(tkc_full(ctx, TKC_FLOAT32, 4, sx, 0.5), tkc_full(ctx, TKC_FLOAT32, 4, sw, 0.25), tkc_full(ctx, TKC_FLOAT32, 1, sb, 1), 1, 1)},
+      {"bmm", tkc_matmul(tkc_full(ctx, TKC_FLOAT32, 3, sa, 1), tkc_full(ctx, TKC_FLOAT32, 3, sbm, 2))},
+      {"half_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT16, 3, sa, 1), tkc_full(ctx, TKC_FLOAT16, 3, sbm, 2))},
+      {"tanh", tkc_tanh(y)}, {"cos", tkc_cos(y)}, {"log", tkc_log(y)}, {"exp2", tkc_exp2(y)},
+      {"sum_keepdim", tkc_sum(tkc_expand(tkc_reshape(y, 3, (int64_t[]){1, 4, 5}), 3, e245), 1, &last, 1)},
+      {"rand", tkc_add(tkc_rand(ctx, TKC_FLOAT32, 2, s45, 7), y)},
+  };
+  for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) add_tensor(m, comp[i].t, comp[i].n);
+}
+
+static void test_tensor_api_kernels(void **state) {
+  (void)state;
+  if (!have_ptxas()) return;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  tmodule m = {0};
+  tensor_sweep(ctx, &m);
+  assert_int_equal(m.failed, 0);
+  assert_true(m.kernels > 300);
+  const char *archs[2] = {"sm_80", "sm_90"};
+  for (int k = 0; k < 2; k++) {
+    char *mod = strdup(m.s), *t = strstr(mod, "TARGET");
+    assert_non_null(t);
+    memcpy(t, archs[k], 5);
+    memmove(t + 5, t + 6, strlen(t + 6) + 1);
+    if (k == 1) memcpy(strstr(mod, ".version 7.0"), ".version 7.8", 12);
+    char *log = NULL;
+    int rc = ptxas_run(mod, archs[k], &log);
+    if (rc) printf("ptxas -arch=%s rejected tensor-API kernels:\n%s\n", archs[k], log ? log : "");
+    printf("ptxas -arch=%s: %d kernels of %d tensor-API expressions, %s\n", archs[k], m.kernels, m.exprs, rc ? "REJECTED" : "0 errors");
+    free(log);
+    free(mod);
+    assert_int_equal(rc, 0);
+  }
+  free(m.s);
+  tkc_ctx_free(ctx);
+}
+
+/* ptxas failures are seen: the harness is not a test that cannot fail */
+static void test_ptxas_rejects_bad_ptx(void **state) {
+  (void)state;
+  if (!have_ptxas()) return;
+  tkc_graph *g = tkc_graph_new();
+  char *src = ptx_of(g, kb_transpose(g, 3, 2), "k");
+  assert_non_null(src);
+  char *log = NULL;
+  assert_int_equal(ptxas_run(src, "sm_80", &log), 0);
+  free(log);
+  char *bad = strstr(src, "ld.global.f32");
+  assert_non_null(bad);
+  memcpy(bad, "ld.global.q32", 13); /* no such type */
+  assert_int_not_equal(ptxas_run(src, "sm_80", &log), 0);
+  assert_non_null(log);
+  assert_non_null(strstr(log, "error"));
+  free(log);
+  free(src);
+  tkc_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- 2: golden checks */
+
+/* src has a line containing every one of the (NULL-terminated) pieces, in order */
+static const char *line_with(const char *src, ...) {
+  for (const char *line = src; line && *line;) {
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    char buf[512];
+    snprintf(buf, sizeof buf, "%.*s", (int)(len < sizeof buf ? len : sizeof buf - 1), line);
+    va_list ap;
+    va_start(ap, src);
+    const char *at = buf, *piece;
+    int ok = 1;
+    while ((piece = va_arg(ap, const char *)))
+      if (!(at = strstr(at, piece))) { ok = 0; break; }
+      else at += strlen(piece);
+    va_end(ap);
+    if (ok) return line;
+    line = end ? end + 1 : NULL;
+  }
+  return NULL;
+}
+
+static char *golden(tkc_graph *g, tkc_uop *sink, const char *name) {
+  char *src = ptx_of(g, sink, name);
+  if (!src) printf("%s: %s\n", name, tkc_last_error());
+  assert_non_null(src);
+  return src;
+}
+
+static void test_golden_header_params_loop(void **state) {
+  (void)state;
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_var_stride(g), "strided");
+  /* default target sm_80 (without a device or $TKC_CUDA_ARCH) */
+  if (!getenv("TKC_CUDA_ARCH") && !tkc_device_available("CUDA")) assert_non_null(strstr(src, ".version 7.0\n.target sm_80\n.address_size 64\n"));
+  assert_non_null(strstr(src, ".visible .entry strided(\n\t.param .u64 data0,\n\t.param .u64 data1,\n\t.param .s32 var0,\n\t.param .s32 var1\n)"));
+  assert_non_null(line_with(src, "ld.param.u64", "[data1]", NULL));
+  assert_non_null(line_with(src, "cvta.to.global.u64", NULL));
+  assert_non_null(line_with(src, "ld.param.s32", "[var1]", NULL));   /* s, sorted after o */
+  assert_non_null(line_with(src, "ld.global.s16", NULL));
+  assert_non_null(line_with(src, "st.global.s16", NULL));
+  const char *loop = strstr(src, "$LOOP_"), *back = line_with(src, "bra $LOOP_", NULL);
+  assert_non_null(loop);
+  assert_non_null(back);
+  assert_true(loop < back);
+  assert_non_null(line_with(src, "setp.lt.s32", NULL));
+  assert_non_null(strstr(src, "\tret;\n}\n"));
+  free(src);
+
+  /* the target follows tkc_ptx_set_arch, then $TKC_CUDA_ARCH */
+  assert_int_equal(tkc_ptx_set_arch("sm_90"), TKC_OK);
+  src = golden(g, kb_transpose(g, 2, 3), "t");
+  assert_non_null(strstr(src, ".version 7.8\n.target sm_90\n"));
+  free(src);
+  assert_int_equal(tkc_ptx_set_arch("sm_90a"), TKC_OK);
+  src = golden(g, kb_transpose(g, 2, 3), "t");
+  assert_non_null(strstr(src, ".version 8.0\n.target sm_90a\n"));
+  free(src);
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  char *saved = getenv("TKC_CUDA_ARCH") ? strdup(getenv("TKC_CUDA_ARCH")) : NULL;
+  setenv("TKC_CUDA_ARCH", "sm_86", 1);
+  src = golden(g, kb_transpose(g, 2, 3), "t");
+  assert_non_null(strstr(src, ".version 7.1\n.target sm_86\n"));
+  free(src);
+  setenv("TKC_CUDA_ARCH", "kepler", 1);
+  assert_null(ptx_of(g, kb_transpose(g, 2, 3), "t"));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "TKC_CUDA_ARCH"));
+  if (saved) setenv("TKC_CUDA_ARCH", saved, 1);
+  else unsetenv("TKC_CUDA_ARCH");
+  free(saved);
+  tkc_graph_free(g);
+}
+
+static void test_golden_vector_load(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_float4(g, 6), "vec4");
+  assert_non_null(line_with(src, "ld.global.v4.f32 {%f", "}, [%rd", NULL));
+  assert_non_null(line_with(src, "st.global.v4.f32 [%rd", "], {%f", NULL));
+  assert_non_null(line_with(src, "mul.rn.f32", NULL));
+  free(src);
+  /* half x4 under a gate: the alternate lanes are moved in where the gate is false */
+  src = golden(g, kb_gated_vec4(g, TKC_FLOAT16, 6, 4), "hvec4");
+  assert_non_null(line_with(src, "@%p", " ld.global.v4.b16 {%h", NULL));
+  assert_non_null(line_with(src, "@!%p", " mov.b16 %h", NULL));
+  assert_non_null(line_with(src, "add.rn.f16", NULL));
+  free(src);
+  tkc_graph_free(g);
+}
+
+static void test_golden_gated_load(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_gated_load_pad(g, 10), "pad");
+  const char *ld = line_with(src, "\t@%p", " ld.global.f32 %f", ", [%rd", NULL);
+  const char *alt = line_with(src, "\t@!%p", " mov.f32 %f", NULL);
+  assert_non_null(ld);
+  assert_non_null(alt);
+  assert_true(ld < alt);
+  free(src);
+  /* gated store: the store sits in an IF block skipped by a predicated branch */
+  src = golden(g, kb_gated_store(g, 20), "gstore");
+  const char *br = line_with(src, "@!%p", "bra $ENDIF_", NULL), *st = line_with(src, "st.global.s32", NULL), *lab = strstr(src, "\n$ENDIF_");
+  assert_non_null(br);
+  assert_non_null(st);
+  assert_non_null(lab);
+  assert_true(br < st && st < lab);
+  free(src);
+  tkc_graph_free(g);
+}
+
+static void test_golden_shared_barrier(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_smem_reverse(g, 4, 32), "smem");
+  assert_non_null(strstr(src, "\t.shared .align 16 .b8 smem0[128];\n"));
+  assert_non_null(line_with(src, "mov.u64 %rd", ", smem0", NULL));
+  assert_non_null(line_with(src, "mov.u32 %r", ", %ctaid.x", NULL));
+  assert_non_null(line_with(src, "mov.u32 %r", ", %tid.x", NULL));
+  const char *st = line_with(src, "st.shared.f32 [%rd", NULL), *bar = line_with(src, "bar.sync 0;", NULL), *ld = line_with(src, "ld.shared.f32 %f", NULL);
+  const char *gst = line_with(src, "st.global.f32", NULL);
+  assert_non_null(st);
+  assert_non_null(bar);
+  assert_non_null(ld);
+  assert_non_null(gst);
+  assert_true(st < bar && bar < ld && ld < gst);
+  assert_null(strstr(src, "$LOOP_")); /* launch indices, no loops */
+  free(src);
+  tkc_graph_free(g);
+}
+
+static void test_golden_wmma(void **state) {
+  (void)state;
+  assert_int_equal(tkc_ptx_set_arch("sm_80"), TKC_OK);
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_wmma(g, TKC_FLOAT16, TKC_FLOAT32, 16), "mma");
+  const char *mma = line_with(src, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%f", "}, {%r", "}, {%r", "}, {%f", NULL);
+  assert_non_null(mma);
+  assert_non_null(line_with(src, "mov.b32 %r", ", {%h", ", %h", "}", NULL)); /* two halves per register */
+  assert_non_null(line_with(src, "mov.u32 %r", "%tid.x", NULL));
+  free(src);
+  src = golden(g, kb_wmma(g, TKC_FLOAT32, TKC_FLOAT32, 8), "mma_tf32");
+  assert_non_null(line_with(src, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", NULL));
+  free(src);
+  src = golden(g, kb_wmma(g, TKC_FLOAT16, TKC_FLOAT16, 16), "mma_h");
+  assert_non_null(line_with(src, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r", NULL));
+  assert_non_null(line_with(src, "mov.b32 {%h", ", %h", "}, %r", NULL)); /* unpacking the result */
+  free(src);
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  tkc_graph_free(g);
+}
+
+/* the backend rewrites show in the PTX: bools as bytes, MULACC, guarded division, bf16 as f32 */
+static void test_golden_rewrites(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  char *src = golden(g, kb_bool_logic(g, 16), "bools");
+  assert_non_null(line_with(src, "ld.global.u8 %rs", NULL));
+  assert_non_null(line_with(src, "setp.ne.b16 %p", NULL));
+  assert_non_null(line_with(src, "xor.pred", NULL));
+  assert_non_null(line_with(src, "st.global.u8", NULL));
+  free(src);
+  src = golden(g, kb_matmul(g, 3, 4, 5), "mm");
+  assert_non_null(line_with(src, "fma.rn.f32", NULL));
+  free(src);
+  src = golden(g, kb_divmod(g, TKC_INT32, 40), "dm");
+  assert_non_null(line_with(src, "setp.eq.s32", ", 0;", NULL));
+  assert_non_null(line_with(src, "setp.eq.s32", ", -1;", NULL));
+  assert_non_null(line_with(src, "div.s32", NULL));
+  assert_non_null(line_with(src, "rem.s32", NULL));
+  assert_non_null(line_with(src, "@%p", "neg.s32", NULL)); /* INT_MIN / -1 wraps */
+  free(src);
+  src = golden(g, kb_elementwise2(g, TKC_OP_ADD, TKC_BFLOAT16, TKC_BFLOAT16, 8), "bf");
+  assert_non_null(line_with(src, "ld.global.b16 %rs", NULL));
+  assert_non_null(line_with(src, "shl.b32", ", 16;", NULL));
+  assert_non_null(line_with(src, "and.b32", ", 0xFFFF0000;", NULL)); /* truncate_bf16 */
+  assert_non_null(line_with(src, "st.global.b16", NULL));
+  free(src);
+  src = golden(g, kb_unary(g, TKC_FLOAT16, 4), "hun"); /* no f16 form: computed in f32 */
+  assert_non_null(line_with(src, "lg2.approx.f32", NULL));
+  assert_non_null(line_with(src, "ex2.approx.f16", NULL));
+  assert_non_null(line_with(src, "cvt.rn.f16.f32", NULL));
+  free(src);
+  src = golden(g, kb_unary(g, TKC_FLOAT64, 4), "dun"); /* f64: no approx instructions, inline sequences */
+  assert_null(strstr(src, "approx.f64"));
+  assert_non_null(line_with(src, "sqrt.rn.f64", NULL));
+  assert_non_null(line_with(src, "rcp.rn.f64", NULL));
+  free(src);
+  tkc_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- 4: bad input */
+
+static void expect_unsupported(tkc_graph *g, tkc_uop *sink, const char *what) {
+  char *src = ptx_of(g, sink, "k");
+  if (src) printf("rendered what it should refuse (%s):\n%s\n", what, src);
+  assert_null(src);
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  const char *e = tkc_last_error();
+  if (!strstr(e, what) || !strstr(e, "PTX")) printf("message \"%s\" should name %s and PTX\n", e, what);
+  assert_non_null(strstr(e, what));
+  assert_non_null(strstr(e, "PTX"));
+}
+
+static void test_renderer_refuses(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  expect_unsupported(g, kb_elementwise2(g, TKC_OP_POW, TKC_FLOAT32, TKC_FLOAT32, 4), "POW");
+  expect_unsupported(g, kb_elementwise2(g, TKC_OP_THREEFRY, TKC_UINT64, TKC_UINT64, 4), "THREEFRY");
+  expect_unsupported(g, kb_elementwise2(g, TKC_OP_IDIV, TKC_FLOAT32, TKC_FLOAT32, 4), "IDIV");
+  expect_unsupported(g, kb_elementwise2(g, TKC_OP_SHL, TKC_BOOL, TKC_BOOL, 4), "SHL");
+  /* launch indices other than gidx/lidx, and sizes beyond the launch limits */
+  tkc_uop *out = k_buf(g, 0, TKC_INT32), *sp = tkc_uop_special(g, "idx0", 16);
+  expect_unsupported(g, k_sink1(g, k_store(g, out, sp, sp)), "SPECIAL");
+  sp = tkc_uop_special(g, "gidx1", 70000);
+  expect_unsupported(g, k_sink1(g, k_store(g, out, sp, sp)), "SPECIAL");
+  sp = tkc_uop_special(g, "lidx0", 2048);
+  expect_unsupported(g, k_sink1(g, k_store(g, out, sp, sp)), "SPECIAL");
+  /* more shared memory than a block has */
+  tkc_uop *li = tkc_uop_special(g, "lidx0", 64);
+  tkc_uop *big = tkc_uop_new(g, TKC_OP_DEFINE_LOCAL, tkc_dt_ptr(dt_(TKC_FLOAT32), TKC_SPACE_LOCAL, 16384), 0, NULL, tkc_arg_str("temp0"));
+  expect_unsupported(g, k_sink1(g, k_store(g, big, li, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 1))), "DEFINE_LOCAL");
+  /* tensor cores: a shape mma.sync lacks; a k16 shape on sm_75 */
+  tkc_uop *w = kb_wmma(g, TKC_FLOAT16, TKC_FLOAT32, 16);
+  tkc_uop *wmma = NULL;
+  size_t n;
+  tkc_uop **all = tkc_toposort(w, &n);
+  for (size_t i = 0; i < n; i++)
+    if (all[i]->op == TKC_OP_WMMA) wmma = all[i];
+  tkc_free(all);
+  assert_non_null(wmma);
+  tkc_arg t[8];
+  memcpy(t, wmma->arg.v.t, sizeof t);
+  tkc_arg dims[3] = {tkc_arg_int(8), tkc_arg_int(16), tkc_arg_int(32)};
+  t[1] = tkc_arg_tuple(dims, 3);
+  tkc_uop *odd = tkc_uop_new(g, TKC_OP_WMMA, wmma->dtype, 3, wmma->src, tkc_arg_tuple(t, 8));
+  expect_unsupported(g, tkc_substitute(g, w, 1, &wmma, &odd), "WMMA");
+  assert_int_equal(tkc_ptx_set_arch("sm_75"), TKC_OK);
+  expect_unsupported(g, w, "sm_80");
+  char *k8 = ptx_of(g, kb_wmma(g, TKC_FLOAT16, TKC_FLOAT32, 8), "k8"); /* k8 f16 exists on sm_75 */
+  assert_non_null(k8);
+  free(k8);
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  tkc_graph_free(g);
+}
+
+static void test_renderer_bad_args(void **state) {
+  (void)state;
+  const tkc_renderer *r = tkc_renderer_get("PTX");
+  assert_non_null(r);
+  assert_string_equal(r->name, "PTX");
+  assert_string_equal(r->device, "CUDA");
+  assert_true(r->has_local && r->has_shared && r->supports_float4);
+  assert_int_equal(r->global_max[0], 2147483647);
+  assert_int_equal(r->local_max[0], 1024);
+  assert_int_equal(r->local_max[2], 64);
+  assert_int_equal(r->shared_max, 49152);
+  assert_true(r->extra_matcher && r->extra_matcher());
+  tkc_graph *g = tkc_graph_new();
+  assert_null(ptx_of(g, kb_transpose(g, 2, 2), "bad-name"));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_null(tkc_render(r, "k", NULL, 0));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  /* malformed instruction lists: an error, never a crash */
+  tkc_uop *rg = k_range(g, 4, 0), *c1 = k_int(g, 1), *b0 = k_buf(g, 0, TKC_FLOAT32);
+  tkc_uop *end = k_op(g, TKC_OP_ENDRANGE, dt_(TKC_VOID), 1, rg, NULL, NULL);
+  tkc_uop *bad_lists[][3] = {
+      {end, NULL, NULL},                                                            /* ENDRANGE without its RANGE */
+      {k_add(g, c1, c1), NULL, NULL},                                               /* a source never defined */
+      {c1, k_op(g, TKC_OP_LOAD, dt_(TKC_FLOAT32), 1, c1, NULL, NULL), NULL},        /* LOAD of a 32-bit int */
+      {b0, k_buf(g, 0, TKC_INT32), NULL},                                           /* two buffers numbered 0 */
+      {c1, k_op(g, TKC_OP_CAST, ptr_(TKC_FLOAT32), 1, c1, NULL, NULL), NULL},       /* an int cast to a pointer */
+  };
+  for (size_t i = 0; i < sizeof bad_lists / sizeof *bad_lists; i++) {
+    size_t nu = bad_lists[i][1] ? 2 : 1;
+    assert_null(tkc_render(r, "k", bad_lists[i], nu));
+    assert_true(tkc_last_status() == TKC_EUNSUPPORTED || tkc_last_status() == TKC_EINTERNAL || tkc_last_status() == TKC_EINVAL);
+  }
+  const char *bad[] = {"sm_50", "sm_", "compute_80", "sm_80b", "", "sm_8x"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    assert_int_equal(tkc_ptx_set_arch(bad[i]), TKC_EINVAL);
+    assert_non_null(strstr(tkc_last_error(), "not a CUDA target"));
+  }
+  assert_int_equal(tkc_ptx_set_arch("sm_120"), TKC_OK);
+  char buf[16];
+  assert_int_equal(tkc_ptx_arch(buf, sizeof buf), 120);
+  assert_string_equal(buf, "sm_120");
+  assert_string_equal(tkc_ptx_isa_version(120, false), "8.7");
+  assert_string_equal(tkc_ptx_isa_version(75, false), "7.0");
+  assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
+  tkc_graph_free(g);
+}
+
+/* the CUDA device's error paths that run without a GPU */
+static void test_cuda_unavailable(void **state) {
+  (void)state;
+  char why[320];
+  assert_string_equal(tkc_cuda_error_name(34), "CUDA_ERROR_STUB_LIBRARY");
+  assert_string_equal(tkc_cuda_error_name(100), "CUDA_ERROR_NO_DEVICE");
+  assert_string_equal(tkc_cuda_error_name(12345), "CUDA_ERROR_12345");
+  assert_int_equal(tkc_cuda_probe("/nonexistent/libcuda.so.1", why, sizeof why), 0);
+  assert_non_null(strstr(why, "not found"));
+  const char *stub = "/usr/local/cuda/lib64/stubs/libcuda.so";
+  if (access(stub, R_OK) == 0) { /* the toolkit's stub: every call says CUDA_ERROR_STUB_LIBRARY */
+    assert_int_equal(tkc_cuda_probe(stub, why, sizeof why), 0);
+    assert_non_null(strstr(why, "cuInit: CUDA_ERROR_STUB_LIBRARY"));
+  } else {
+    printf("note: no stub libcuda at %s, stub check skipped\n", stub);
+  }
+  tkc_cuda_limits lim;
+  int avail = tkc_device_available("CUDA");
+  assert_int_equal(tkc_cuda_device_limits(&lim), avail);
+  if (avail) {
+    printf("CUDA device: %s (sm_%d), %d threads/block, %d bytes shared/block\n", lim.name, lim.sm, lim.max_threads_per_block, lim.shared_per_block);
+    assert_true(lim.sm >= 75 && lim.max_threads_per_block >= 1024);
+    return;
+  }
+  assert_null(tkc_device_get("CUDA"));
+  assert_int_equal(tkc_last_status(), TKC_EDEVICE);
+  const char *e = tkc_last_error();
+  printf("CUDA: %s\n", e);
+  assert_non_null(strstr(e, "device CUDA is unavailable: "));
+  assert_true(strlen(e) > strlen("device CUDA is unavailable: ") + 5);
+  /* the ctx still works after the failure */
+  assert_non_null(tkc_device_get("INTERP"));
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
+      cmocka_unit_test(test_tensor_api_kernels),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
+      cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
+      cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
