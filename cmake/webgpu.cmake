@@ -66,12 +66,22 @@ if(TKC_WITH_WEBGPU)
         set(_tkc_wgpu_lib "${TKC_WGPU_HEADER_DIR}/${_name}")
       endif()
     endforeach()
+    # the wgpu-native version these headers belong to (the wgpu package records it): webgpu.c then
+    # refuses a library of another major version, whose structs may be laid out differently
+    set(_tkc_wgpu_major 0)
+    if(EXISTS "${TKC_WGPU_HEADER_DIR}/../backends/wgpu_native/__init__.py")
+      file(STRINGS "${TKC_WGPU_HEADER_DIR}/../backends/wgpu_native/__init__.py" _tkc_wgpu_ver REGEX "^__version__ = \"[0-9]+")
+      if(_tkc_wgpu_ver MATCHES "\"([0-9]+)\\.")
+        set(_tkc_wgpu_major ${CMAKE_MATCH_1})
+      endif()
+    endif()
     target_include_directories(tkc_objs SYSTEM PRIVATE "${TKC_WGPU_HEADER_DIR}")
-    target_compile_definitions(tkc_objs PRIVATE TKC_HAVE_WEBGPU TKC_WGPU_LIB_DEFAULT="${_tkc_wgpu_lib}")
+    target_compile_definitions(tkc_objs PRIVATE TKC_HAVE_WEBGPU TKC_WGPU_LIB_DEFAULT="${_tkc_wgpu_lib}"
+                               TKC_WGPU_MAJOR=${_tkc_wgpu_major})
     # for the targets defined after this (tests/test_wgsl.c): a build with the headers expects the
     # device to work, so a CI machine missing the driver fails instead of skipping
     add_compile_definitions(TKC_WEBGPU_EXPECTED)
-    message(STATUS "WEBGPU: headers from ${TKC_WGPU_HEADER_DIR}; library default '${_tkc_wgpu_lib}' (loaded at run time)")
+    message(STATUS "WEBGPU: headers from ${TKC_WGPU_HEADER_DIR} (wgpu-native ${_tkc_wgpu_major}); library default '${_tkc_wgpu_lib}' (loaded at run time)")
   else()
     message(STATUS "WEBGPU: webgpu.h not found (pip install wgpu==0.32.0, or -DTKC_WGPU_INCLUDE=dir): the WEBGPU device will be unavailable")
   endif()

@@ -477,6 +477,54 @@ static void test_threads(void **state) {
   }
 }
 
+/* out[0] = sum of a[0 .. R*C) in one invocation (two nested loops; C may be a variable). An adapter
+ * that cuts long loops short (llvmpipe stops a shader's loops after 65535 iterations in total) must
+ * refuse the kernel; any other must compute it. */
+static void long_loops(int R, int C, bool var) {
+  tkc_device *d = tkc_device_get("WEBGPU");
+  float *a = malloc(sizeof(float) * (size_t)R * (size_t)C), got = 0, want_ = 0;
+  for (long i = 0; i < (long)R * C; i++) {
+    a[i] = (float)(i % 7) - 3.0f; /* small integers: exact sums */
+    want_ += a[i];
+  }
+  tkc_graph *g = tkc_graph_new();
+  tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *in = k_buf(g, 1, TKC_FLOAT32);
+  tkc_uop *cn = var ? tkc_uop_var(g, "c", 1, 100000) : k_int(g, C);
+  tkc_uop *r0 = k_range(g, R, 0), *r1 = k_range_to(g, cn, 1);
+  tkc_uop *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, dt_(TKC_FLOAT32), 3, (tkc_uop *[]){tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0), r0, r1}, tkc_arg_none());
+  tkc_uop *upd = k_op(g, TKC_OP_ASSIGN, dt_(TKC_FLOAT32), 2, acc, k_add(g, acc, k_load(g, in, k_add(g, k_mul(g, r0, cn), r1))), NULL);
+  tkc_program *p = tkc_program_new(d, g, k_sink1(g, k_store(g, out, k_int(g, 0), upd)), "long_loops");
+  tkc_status st = p ? TKC_OK : tkc_last_status();
+  tkc_buffer *b[2] = {tkc_buffer_new(d, TKC_FLOAT32, 1), tkc_buffer_new(d, TKC_FLOAT32, (size_t)R * C)};
+  assert_non_null(b[0]);
+  assert_non_null(b[1]);
+  assert_int_equal(tkc_buffer_copyin(b[1], a, sizeof(float) * (size_t)R * C), TKC_OK);
+  int64_t cv = C;
+  if (p) st = tkc_program_launch(p, b, 2, var ? &cv : NULL, var ? 1 : 0);
+  if (st) { /* refused: only for the loop limit, saying so */
+    assert_int_equal(st, TKC_EUNSUPPORTED);
+    assert_non_null(strstr(tkc_last_error(), "65535"));
+    assert_true((long)R * C + R > 65535);
+  } else {
+    assert_int_equal(tkc_buffer_copyout(b[0], &got, sizeof got), TKC_OK);
+    assert_true(got == want_);
+  }
+  tkc_buffer_free(b[0]);
+  tkc_buffer_free(b[1]);
+  tkc_program_free(p);
+  tkc_graph_free(g);
+  free(a);
+}
+
+static void test_long_loops(void **state) {
+  (void)state;
+  SKIP_WITHOUT_WEBGPU();
+  long_loops(300, 218, false); /* 65400 + 300 iterations: too many for llvmpipe */
+  long_loops(2, 30000, false); /* 60002: fine everywhere */
+  long_loops(2, 40000, true);  /* checked at launch, with the variable's value */
+  long_loops(2, 1000, true);
+}
+
 /* ---------------------------------------------------------------- edge values against INTERP */
 
 /* runs sink on INTERP and WEBGPU with the same inputs; the outputs (buffers 0..nout-1) must match */
@@ -735,6 +783,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_render_bad_input),      cmocka_unit_test(test_grid_every_dtype),
       cmocka_unit_test(test_grid_2d_transpose),     cmocka_unit_test(test_workgroup_sum),
       cmocka_unit_test(test_grid_variables),        cmocka_unit_test(test_threads),
+      cmocka_unit_test(test_long_loops),
       cmocka_unit_test(test_edge_integers),
       cmocka_unit_test(test_edge_floats),           cmocka_unit_test(test_edge_half_types),
       cmocka_unit_test(test_compile_errors),        cmocka_unit_test(test_launch_errors),

@@ -296,9 +296,62 @@ static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) {
   return 0;
 }
 
+/* tinygrad's split_reduceop: a reduce of 32768+ elements into few outputs becomes two kernels —
+ * first over (rest of one reduced axis + the other reduced axes) with `divisor` partial results per
+ * output, then over those — so no single loop runs over everything (GPUs get parallelism, lavapipe
+ * gets loops it can run, and float sums lose less). */
+static tkc_lazy *reduce_split(tkc_lazy *x, tkc_op op, const int *mask) {
+  int64_t out = 1, red = 1;
+  for (int i = 0; i < x->ndim; i++) {
+    if (mask[i]) red *= x->shape[i];
+    else out *= x->shape[i];
+  }
+  if (red < 32768 || x->ndim + 1 > TKC_MAX_DIMS) return tkc_lz_reduce(x, op, mask);
+  int64_t top = (1 << 22) / (out ? out : 1);
+  if (top > 256) top = 256;
+  int axis = -1;
+  int64_t div = 0;
+  for (int i = 0; i < x->ndim && axis < 0; i++)
+    for (int64_t d = top; mask[i] && d >= 8; d--)
+      if (x->shape[i] % d == 0) { axis = i; div = d; break; }
+  if (axis < 0) return tkc_lz_reduce(x, op, mask);
+  /* (.., n, ..) -> (.., div, n/div, ..) -> (.., n/div, .., div): the divisor dim last */
+  int n = x->ndim + 1;
+  int64_t split[TKC_MAX_DIMS], perm_shape[TKC_MAX_DIMS], order[TKC_MAX_DIMS];
+  for (int i = 0, j = 0; i < x->ndim; i++) {
+    if (i == axis) { split[j++] = div; split[j++] = x->shape[i] / div; }
+    else split[j++] = x->shape[i];
+  }
+  int mask1[TKC_MAX_DIMS], mask2[TKC_MAX_DIMS], k = 0;
+  for (int j = 0; j < n; j++)
+    if (j != axis) {
+      order[k] = j;
+      perm_shape[k] = split[j];
+      mask1[k] = j < axis ? mask[j] : j == axis + 1 ? 1 : mask[j - 1];
+      mask2[k] = 0;
+      k++;
+    }
+  order[n - 1] = axis;
+  perm_shape[n - 1] = div;
+  mask1[n - 1] = 0;
+  mask2[n - 1] = 1;
+  tkc_lazy *a = tkc_lz_move(x, TKC_OP_RESHAPE, NULL, 0, n, split);
+  tkc_lazy *b = a ? tkc_lz_move(a, TKC_OP_PERMUTE, order, n, n, perm_shape) : NULL;
+  tkc_lazy *r1 = b ? tkc_lz_reduce(b, op, mask1) : NULL;
+  tkc_lazy *r2 = r1 ? tkc_lz_reduce(r1, op, mask2) : NULL;
+  int64_t keep[TKC_MAX_DIMS];
+  for (int i = 0; i < x->ndim; i++) keep[i] = mask[i] ? 1 : x->shape[i];
+  tkc_lazy *r = r2 ? tkc_lz_move(r2, TKC_OP_RESHAPE, NULL, 0, x->ndim, keep) : NULL;
+  tkc_lazy_unref(a);
+  tkc_lazy_unref(b);
+  tkc_lazy_unref(r1);
+  tkc_lazy_unref(r2);
+  return r;
+}
+
 /* reduce then (without keepdim) drop the reduced axes */
 static tkc_lazy *reduce_keep(tkc_lazy *x, tkc_op op, const int *mask, int keepdim) {
-  tkc_lazy *r = tkc_lz_reduce(x, op, mask);
+  tkc_lazy *r = reduce_split(x, op, mask);
   if (!r || keepdim) return r;
   int64_t shape[TKC_MAX_DIMS];
   int n = 0;

@@ -4,16 +4,22 @@
  * Library: $TKC_WGPU_LIB when set (only that file); else the libwgpu_native found next to webgpu.h
  * at configure time (TKC_WGPU_LIB_DEFAULT, see cmake/webgpu.cmake: the PyPI `wgpu` package's
  * resources folder); else the same file in common site-packages folders; else "libwgpu_native.so"
- * on the system search path. It must be the webgpu.h generation the build used (WGPUStringView,
- * callback-info structs: wgpu-native v25 or newer; v29.0.1.1 from `pip install wgpu==0.32.0` is what
- * is tested). It stays loaded for the life of the process.
+ * on the system search path. It must match the headers the build used: a library of another major
+ * version than the wgpu package's (TKC_WGPU_MAJOR) is refused, as structs change between versions
+ * (tested: v29.0.1.1 from `pip install wgpu==0.32.0`). It stays loaded for the life of the process.
  *
  * Device: one wgpu instance (Vulkan/Metal/DX12 backends, no GL), the high-performance adapter (a
  * GPU when there is one, else a CPU adapter such as Mesa's lavapipe), one device requesting the
  * adapter's own limits and shader-f16 when offered, one queue. Created once per process
  * (call_once) on the first availability check; available() says why when any step fails.
  * wgpu-native's logging is off unless TKC_DEBUG >= 2 (then warnings go to stderr); with
- * TKC_DEBUG >= 1 the adapter is named on stderr once.
+ * TKC_DEBUG >= 1 the adapter is named on stderr once. Without a desktop session, Mesa's
+ * device-select Vulkan layer is switched off (NODEVICE_SELECT=1, see wg_init) so it prints nothing.
+ *
+ * Lavapipe (llvmpipe) ends the loops of a shader invocation after 65535 iterations in total,
+ * silently; on that adapter a kernel whose invocation would run more (its RANGE trip counts, summed
+ * over the loops) is refused with TKC_EUNSUPPORTED: at compile time, or at launch when the bounds
+ * depend on variables.
  *
  * Errors: wgpu reports validation errors through the device's uncaptured-error callback, in the
  * thread making the call; every use of the device holds one lock, so the callback stores the first
@@ -238,6 +244,14 @@ static void wg_init(void) {
   mtx_init(&wg_lock, mtx_plain);
   if (!(wg_lib = open_library())) return;
   if (!load_symbols()) return;
+#if defined(TKC_WGPU_MAJOR) && TKC_WGPU_MAJOR > 0
+  uint32_t version = wg.GetVersion();
+  if ((version >> 24) != TKC_WGPU_MAJOR) {
+    snprintf(wg_why, sizeof wg_why, "wgpu-native %u.%u.%u was loaded, but tkc was built with the headers of version %d (set $TKC_WGPU_LIB)",
+             version >> 24, (version >> 16) & 0xff, (version >> 8) & 0xff, TKC_WGPU_MAJOR);
+    return;
+  }
+#endif
   /* Mesa's implicit Vulkan layer VK_LAYER_MESA_device_select connects to a Wayland display while
    * the adapters are enumerated and prints "error: XDG_RUNTIME_DIR is invalid ..." to stderr when
    * there is no session (CI, containers, ssh). Without a session there is no display to pick a GPU
@@ -495,31 +509,37 @@ static tkc_status webgpu_copyout(void *dst, const void *src, size_t nbytes) {
 
 /* ---------------------------------------------------------------- programs */
 
-/* The value of an integer UOp of constants and variables (vars NULL: the variables' maxima); for
- * anything else its range analysis bound (upper when hi, else lower). */
-static int64_t eval_bound(const tkc_kernel *k, const tkc_uop *u, const int64_t *vars, bool hi, int depth) {
-  if (u->op == TKC_OP_CONST && u->arg.kind == TKC_ARG_INT) return u->arg.v.i;
-  if (u->op == TKC_OP_DEFINE_VAR)
-    for (int i = 0; i < k->nvars; i++)
-      if (k->vars[i] == u) return vars ? vars[i] : u->vmax;
-  unsigned fl = tkc_op_flags((tkc_op)u->op);
-  if (depth < 32 && (fl & TKC_F_ALU) && u->nsrc <= 3 && u->dtype.scalar == TKC_INT32 && u->dtype.count == 1 && !u->dtype.space) {
-    tkc_value src[3], out;
-    bool ok = true;
-    for (int i = 0; i < u->nsrc && ok; i++) {
-      const tkc_uop *s = u->src[i];
-      if (s->dtype.scalar != TKC_INT32 || s->dtype.count != 1 || s->dtype.space) ok = false;
-      else src[i].i = eval_bound(k, s, vars, hi, depth + 1);
-    }
-    /* exact only when the sources are exact: constants and variables all the way down */
-    bool exact = true;
-    for (int i = 0; i < u->nsrc; i++) {
-      const tkc_uop *s = u->src[i];
-      if (s->op != TKC_OP_CONST && s->op != TKC_OP_DEFINE_VAR && !(tkc_op_flags((tkc_op)s->op) & TKC_F_ALU)) exact = false;
-    }
-    if (ok && exact && !tkc_alu_eval((tkc_op)u->op, TKC_INT32, TKC_INT32, src, u->nsrc, &out)) return out.i;
+/* the value of u when it is an int32 expression of constants and variables (with these values) */
+static bool eval_int(const tkc_kernel *k, const tkc_uop *u, const int64_t *vars, int depth, int64_t *out) {
+  if (u->op == TKC_OP_CONST && u->arg.kind == TKC_ARG_INT) {
+    *out = u->arg.v.i;
+    return true;
   }
-  return hi ? u->vmax : u->vmin;
+  if (u->op == TKC_OP_DEFINE_VAR) {
+    for (int i = 0; i < k->nvars && vars; i++)
+      if (k->vars[i] == u) {
+        *out = vars[i];
+        return true;
+      }
+    return false;
+  }
+  if (depth >= 32 || !(tkc_op_flags((tkc_op)u->op) & TKC_F_ALU) || u->nsrc > 3 || u->dtype.scalar != TKC_INT32 || u->dtype.count != 1 ||
+      u->dtype.space)
+    return false;
+  tkc_value src[3], r;
+  for (int i = 0; i < u->nsrc; i++) {
+    const tkc_uop *s = u->src[i];
+    if (s->dtype.scalar != TKC_INT32 || s->dtype.count != 1 || s->dtype.space || !eval_int(k, s, vars, depth + 1, &src[i].i)) return false;
+  }
+  if (tkc_alu_eval((tkc_op)u->op, TKC_INT32, TKC_INT32, src, u->nsrc, &r)) return false;
+  *out = r.i;
+  return true;
+}
+
+/* u's value, else its range analysis bound (the upper one when hi) */
+static int64_t eval_bound(const tkc_kernel *k, const tkc_uop *u, const int64_t *vars, bool hi) {
+  int64_t v;
+  return eval_int(k, u, vars, 0, &v) ? v : hi ? u->vmax : u->vmin;
 }
 
 /* the loop iterations one invocation of k runs, summed over every loop (saturated at 2^40) */
@@ -530,7 +550,7 @@ static int64_t loop_iterations(const tkc_kernel *k, const int64_t *vars) {
   for (size_t i = 0; i < k->nuops; i++) {
     const tkc_uop *u = k->uops[i];
     if (u->op == TKC_OP_RANGE && u->nsrc == 2) {
-      int64_t lo = eval_bound(k, u->src[0], vars, false, 0), hi = eval_bound(k, u->src[1], vars, true, 0);
+      int64_t lo = eval_bound(k, u->src[0], vars, false), hi = eval_bound(k, u->src[1], vars, true);
       int64_t trips = hi > lo ? hi - lo : 0;
       if (trips > cap) trips = cap;
       if (depth < 64) stack[depth] = mult;
