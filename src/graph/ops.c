@@ -337,7 +337,7 @@ static tkc_lazy *reduce_split(tkc_lazy *x, tkc_op op, const int *mask) {
   mask2[n - 1] = 1;
   tkc_lazy *a = tkc_lz_move(x, TKC_OP_RESHAPE, NULL, 0, n, split);
   tkc_lazy *b = a ? tkc_lz_move(a, TKC_OP_PERMUTE, order, n, n, perm_shape) : NULL;
-  tkc_lazy *r1 = b ? tkc_lz_reduce(b, op, mask1) : NULL;
+  tkc_lazy *r1 = b ? reduce_split(b, op, mask1) : NULL; /* may split again */
   tkc_lazy *r2 = r1 ? tkc_lz_reduce(r1, op, mask2) : NULL;
   int64_t keep[TKC_MAX_DIMS];
   for (int i = 0; i < x->ndim; i++) keep[i] = mask[i] ? 1 : x->shape[i];
