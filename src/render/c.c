@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
+#include "render/render_util.h"
 #include "render/renderers.h"
 
 /* ---------------------------------------------------------------- dtype names */
@@ -123,11 +124,7 @@ typedef struct rctx {
   tkc_sbuf body;
 } rctx;
 
-static void *fail_oom(rctx *c) {
-  if (!c->failed) tkc_err(TKC_ENOMEM, "C renderer: out of memory");
-  c->failed = true;
-  return NULL;
-}
+static void *fail_oom(rctx *c) { return tkc_render_oom(&c->failed, "C"); }
 
 static void *fail_unsupported(rctx *c, const tkc_uop *u, const char *why) {
   char b[64];
@@ -142,20 +139,7 @@ static void *fail_unsupported(rctx *c, const tkc_uop *u, const char *why) {
 
 /* a malloc'ed formatted string; NULL (and the error recorded) on OOM or when any %s argument
  * slot was fed by a failed earlier call is the caller's business */
-static char *xfmt(rctx *c, const char *fmt, ...) TKC_PRINTF(2, 3);
-static char *xfmt(rctx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return fail_oom(c);
-  char *s = malloc((size_t)n + 1);
-  if (!s) return fail_oom(c);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
+#define xfmt(c, ...) tkc_render_fmt(&(c)->failed, "C", __VA_ARGS__)
 
 static int posof(const rctx *c, const tkc_uop *u) {
   if (!u || u->id >= c->npos) return -1;
@@ -495,11 +479,10 @@ static void emit(rctx *c, int depth, const char *fmt, ...) {
   if ((size_t)n < sizeof stack) {
     tkc_sbuf_puts(&c->body, stack);
   } else {
-    char *s = malloc((size_t)n + 1);
-    if (!s) { fail_oom(c); return; }
     va_start(ap, fmt);
-    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    char *s = tkc_render_vfmt(&c->failed, "C", fmt, ap);
     va_end(ap);
+    if (!s) return;
     tkc_sbuf_puts(&c->body, s);
     free(s);
   }
@@ -566,13 +549,6 @@ static void render_store(rctx *c, const tkc_uop *u, int depth) {
 
 /* ---------------------------------------------------------------- names */
 
-static bool is_ident(const char *s) {
-  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
-  for (const char *p = s; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
-  return true;
-}
-
 /* C keywords and the names this renderer generates or declares */
 static bool name_reserved(const char *s) {
   static const char *const kw[] = {
@@ -601,7 +577,7 @@ static int cmp_buf(const void *a, const void *b) {
 
 /* the parameter name of a DEFINE_VAR: its own name when that is a usable C identifier */
 static char *var_cname(rctx *c, const char *name) {
-  if (is_ident(name) && !name_reserved(name)) {
+  if (tkc_render_is_ident(name) && !name_reserved(name)) {
     bool dup = false;
     for (size_t i = 0; i < c->nvars; i++)
       if (!strcmp(c->vars[i].cname, name)) dup = true;
@@ -667,17 +643,13 @@ static const char *bf16_prelude =
     "  return c.f;\n"
     "}\n";
 
-/* marks which values must get a name, counts uses, notes half/bf16 */
+/* marks which values must get a name, notes half/bf16 (uses are counted before it) */
 static void prepass(rctx *c) {
   for (size_t i = 0; i < c->n; i++) {
     const tkc_uop *u = c->uops[i];
     if (c->pos[u->id] != (int32_t)i) continue; /* listed twice */
     if (u->dtype.scalar == TKC_FLOAT16) c->need_half = true;
     if (u->dtype.scalar == TKC_BFLOAT16) c->need_bf16 = true;
-    for (int k = 0; k < u->nsrc; k++) {
-      int p = posof(c, u->src[k]);
-      if (p >= 0) c->nchild[p]++;
-    }
     bool dup_all = false, dup_vec = false;
     if (u->op == TKC_OP_MAX) dup_all = true;
     if ((u->op == TKC_OP_IDIV || u->op == TKC_OP_MOD) && u->nsrc == 2 && !divisor_safe(u->src[1], u->dtype.scalar)) dup_all = true;
@@ -906,29 +878,21 @@ static bool render_one(rctx *c, size_t i, int *depth) {
 static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
   if (!name) name = "kernel";
-  if (!is_ident(name)) return tkc_err_null(TKC_EINVAL, "C renderer: kernel name \"%s\" is not a C identifier", name);
+  if (!tkc_render_is_ident(name)) return tkc_err_null(TKC_EINVAL, "C renderer: kernel name \"%s\" is not a C identifier", name);
   if (n && !uops) return tkc_err_null(TKC_EINVAL, "C renderer: NULL uops");
   rctx c;
   memset(&c, 0, sizeof c);
   c.uops = uops;
   c.n = n;
-  uint32_t maxid = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!uops[i]) return tkc_err_null(TKC_EINVAL, "C renderer: NULL uop at %zu", i);
-    if (uops[i]->id > maxid) maxid = uops[i]->id;
-  }
-  c.npos = maxid + 1;
-  c.pos = malloc(c.npos * sizeof *c.pos);
+  if (tkc_render_posmap("C", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
   c.r = calloc(n + 1, sizeof *c.r);
   c.nchild = calloc(n + 1, sizeof *c.nchild);
   c.must_name = calloc(n + 1, 1);
   c.bufs = calloc(n + 1, sizeof *c.bufs);
   c.vars = calloc(n + 1, sizeof *c.vars);
   char *out = NULL;
-  if (!c.pos || !c.r || !c.nchild || !c.must_name || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
-  for (uint32_t k = 0; k < c.npos; k++) c.pos[k] = -1;
-  for (size_t i = 0; i < n; i++) /* a UOp listed twice is rendered at its first place */
-    if (c.pos[uops[i]->id] < 0) c.pos[uops[i]->id] = (int32_t)i;
+  if (!c.r || !c.nchild || !c.must_name || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
+  tkc_render_count_uses(uops, n, c.pos, c.npos, c.nchild);
   prepass(&c);
 
   int depth = 1;

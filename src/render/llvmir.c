@@ -55,6 +55,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
+#include "render/render_util.h"
 #include "render/renderers.h"
 #include "uops/uop_internal.h"
 
@@ -159,10 +160,7 @@ typedef struct lctx {
 enum { PFX_ALU, PFX_VAL, PFX_CAST, PFX_GEP, PFX_VEC, PFX_IDX, PFX_N };
 static const char *const pfx_name[PFX_N] = {"alu", "val", "cast", "gep", "vec", "idx"};
 
-static void fail_oom(lctx *c) {
-  if (!c->failed) tkc_err(TKC_ENOMEM, "LLVM renderer: out of memory");
-  c->failed = true;
-}
+static void fail_oom(lctx *c) { tkc_render_oom(&c->failed, "LLVM"); }
 
 static bool fail_unsupported(lctx *c, const tkc_uop *u, const char *why) {
   char b[64];
@@ -768,16 +766,9 @@ static bool close_scope(lctx *c, const tkc_uop *u) {
 
 /* ---------------------------------------------------------------- names */
 
-static bool is_ident(const char *s) {
-  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
-  for (const char *p = s; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
-  return true;
-}
-
 /* the parameter of a DEFINE_VAR: %var.NAME, or a sanitized unique form */
 static const char *var_pname(lctx *c, const char *name) {
-  if (is_ident(name)) {
+  if (tkc_render_is_ident(name)) {
     bool dup = false;
     for (size_t i = 0; i < c->nvars; i++)
       if (!strcmp(c->vars[i].name, name)) dup = true;
@@ -1014,19 +1005,13 @@ static bool prepass(lctx *c) {
 static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
   if (!name) name = "kernel";
-  if (!is_ident(name)) return tkc_err_null(TKC_EINVAL, "LLVM renderer: kernel name \"%s\" is not an identifier", name);
+  if (!tkc_render_is_ident(name)) return tkc_err_null(TKC_EINVAL, "LLVM renderer: kernel name \"%s\" is not an identifier", name);
   if (n && !uops) return tkc_err_null(TKC_EINVAL, "LLVM renderer: NULL uops");
   lctx c;
   memset(&c, 0, sizeof c);
   c.uops = uops;
   c.n = n;
-  uint32_t maxid = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!uops[i]) return tkc_err_null(TKC_EINVAL, "LLVM renderer: NULL uop at %zu", i);
-    if (uops[i]->id > maxid) maxid = uops[i]->id;
-  }
-  c.npos = maxid + 1;
-  c.pos = malloc(c.npos * sizeof *c.pos);
+  if (tkc_render_posmap("LLVM", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
   c.r = calloc(n + 1, sizeof *c.r);
   c.accidx = calloc(n + 1, sizeof *c.accidx);
   c.scopeord = calloc(n + 1, sizeof *c.scopeord);
@@ -1034,10 +1019,7 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   c.bufs = calloc(n + 1, sizeof *c.bufs);
   c.vars = calloc(n + 1, sizeof *c.vars);
   char *out = NULL;
-  if (!c.pos || !c.r || !c.accidx || !c.scopeord || !c.stack || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
-  for (uint32_t k = 0; k < c.npos; k++) c.pos[k] = -1;
-  for (size_t i = 0; i < n; i++) /* a UOp listed twice is rendered at its first place */
-    if (c.pos[uops[i]->id] < 0) c.pos[uops[i]->id] = (int32_t)i;
+  if (!c.r || !c.accidx || !c.scopeord || !c.stack || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
   if (!prepass(&c)) goto done;
 
   line(&c, "entry:");

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "render/ptx.h"
+#include "render/render_util.h"
 #include "render/renderers.h"
 #include "uops/uop_internal.h"
 
@@ -214,11 +215,7 @@ typedef struct pctx {
   tkc_sbuf body, decl;
 } pctx;
 
-static void *fail_oom(pctx *c) {
-  if (!c->failed) tkc_err(TKC_ENOMEM, "PTX renderer: out of memory");
-  c->failed = true;
-  return NULL;
-}
+static void *fail_oom(pctx *c) { return tkc_render_oom(&c->failed, "PTX"); }
 
 static bool fail_uns(pctx *c, const tkc_uop *u, const char *fmt, ...) TKC_PRINTF(3, 4);
 static bool fail_uns(pctx *c, const tkc_uop *u, const char *fmt, ...) {
@@ -247,11 +244,10 @@ static void ins(pctx *c, const char *fmt, ...) {
   va_end(ap);
   if (k < 0) { fail_oom(c); return; }
   if ((size_t)k >= sizeof line) { /* long lines (mma operand lists) */
-    char *big = malloc((size_t)k + 1);
-    if (!big) { fail_oom(c); return; }
     va_start(ap, fmt);
-    vsnprintf(big, (size_t)k + 1, fmt, ap);
+    char *big = tkc_render_vfmt(&c->failed, "PTX", fmt, ap);
     va_end(ap);
+    if (!big) return;
     tkc_sbuf_printf(&c->body, "\t%s;\n", big);
     free(big);
     return;
@@ -1249,13 +1245,6 @@ static bool render_one(pctx *c, size_t i) {
 
 /* ---------------------------------------------------------------- the renderer */
 
-static bool is_ident(const char *s) {
-  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
-  for (const char *p = s; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
-  return true;
-}
-
 static int cmp_i64(const void *a, const void *b) {
   int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
   return (x > y) - (x < y);
@@ -1307,7 +1296,7 @@ static bool prepass(pctx *c) {
 static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
   if (!name) name = "kernel";
-  if (!is_ident(name)) return tkc_err_null(TKC_EINVAL, "PTX renderer: kernel name \"%s\" is not an identifier", name);
+  if (!tkc_render_is_ident(name)) return tkc_err_null(TKC_EINVAL, "PTX renderer: kernel name \"%s\" is not an identifier", name);
   if (!uops || !n) return tkc_err_null(TKC_EINVAL, "PTX renderer: NULL or empty kernel");
   char arch[24];
   int sm = tkc_ptx_arch(arch, sizeof arch);
@@ -1317,23 +1306,14 @@ static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *con
   c.uops = uops;
   c.n = n;
   c.sm = sm;
-  uint32_t maxid = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!uops[i]) return tkc_err_null(TKC_EINVAL, "PTX renderer: NULL uop at %zu", i);
-    if (uops[i]->id > maxid) maxid = uops[i]->id;
-  }
-  c.npos = maxid + 1;
-  c.pos = malloc(c.npos * sizeof *c.pos);
+  if (tkc_render_posmap("PTX", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
   c.val = calloc(n, sizeof *c.val);
   c.nl = calloc(n, sizeof *c.nl);
   c.space = calloc(n, 1);
   c.bufs = calloc(n, sizeof *c.bufs);
   c.vars = calloc(n, sizeof *c.vars);
   char *out = NULL;
-  if (!c.pos || !c.val || !c.nl || !c.space || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
-  for (uint32_t k = 0; k < c.npos; k++) c.pos[k] = -1;
-  for (size_t i = 0; i < n; i++)
-    if (c.pos[uops[i]->id] < 0) c.pos[uops[i]->id] = (int32_t)i; /* a UOp listed twice is rendered once */
+  if (!c.val || !c.nl || !c.space || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
   if (!prepass(&c)) goto done;
   for (size_t i = 0; i < n; i++) {
     if (c.pos[uops[i]->id] != (int32_t)i) continue;

@@ -52,6 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
+#include "render/render_util.h"
 #include "render/renderers.h"
 #include "uops/uop_internal.h"
 
@@ -238,11 +239,7 @@ typedef struct rctx {
   tkc_sbuf body;
 } rctx;
 
-static void *fail_oom(rctx *c) {
-  if (!c->failed) tkc_err(TKC_ENOMEM, "WGSL renderer: out of memory");
-  c->failed = true;
-  return NULL;
-}
+static void *fail_oom(rctx *c) { return tkc_render_oom(&c->failed, "WGSL"); }
 
 static void *fail_unsupported(rctx *c, const tkc_uop *u, const char *why) {
   if (!c->failed) {
@@ -267,32 +264,16 @@ static void *fail_dtype(rctx *c, const tkc_uop *u, int scalar) {
   return NULL;
 }
 
-static char *xfmt(rctx *c, const char *fmt, ...) TKC_PRINTF(2, 3);
-static char *xfmt(rctx *c, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
-  va_end(ap);
-  if (n < 0) return fail_oom(c);
-  char *s = malloc((size_t)n + 1);
-  if (!s) return fail_oom(c);
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
-  return s;
-}
+/* a malloc'ed formatted string; NULL (and the error recorded) on OOM */
+#define xfmt(c, ...) tkc_render_fmt(&(c)->failed, "WGSL", __VA_ARGS__)
 
 static void emit(rctx *c, int depth, const char *fmt, ...) TKC_PRINTF(3, 4);
 static void emit(rctx *c, int depth, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  int n = vsnprintf(NULL, 0, fmt, ap);
+  char *s = tkc_render_vfmt(&c->failed, "WGSL", fmt, ap);
   va_end(ap);
-  char *s = n < 0 ? NULL : malloc((size_t)n + 1);
-  if (!s) { fail_oom(c); return; }
-  va_start(ap, fmt);
-  vsnprintf(s, (size_t)n + 1, fmt, ap);
-  va_end(ap);
+  if (!s) return;
   for (int i = 0; i < depth; i++) tkc_sbuf_puts(&c->body, "  ");
   tkc_sbuf_puts(&c->body, s);
   tkc_sbuf_puts(&c->body, "\n");
@@ -716,11 +697,8 @@ static void render_store(rctx *c, const tkc_uop *u, int depth) {
 /* ---------------------------------------------------------------- names */
 
 static bool is_ident(const char *s) {
-  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
-  if (s[0] == '_' && (s[1] == '_' || !s[1])) return false; /* WGSL: no "_" and no leading "__" */
-  for (const char *p = s; *p; p++)
-    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
-  return true;
+  if (!tkc_render_is_ident(s)) return false;
+  return !(s[0] == '_' && (s[1] == '_' || !s[1])); /* WGSL: no "_" and no leading "__" */
 }
 
 /* WGSL keywords, common reserved words and predeclared names, and the names this renderer declares */
@@ -754,15 +732,11 @@ static int cmp_var(const void *a, const void *b) {
 
 /* ---------------------------------------------------------------- the kernel */
 
-/* counts uses, marks values used twice by one expression, notes the packed-store parts */
+/* marks values used twice by one expression, notes the packed-store parts (uses are counted before it) */
 static bool prepass(rctx *c) {
   for (size_t i = 0; i < c->n; i++) {
     const tkc_uop *u = c->uops[i];
     if (c->pos[u->id] != (int32_t)i) continue; /* listed twice */
-    for (int k = 0; k < u->nsrc; k++) {
-      int p = posof(c, u->src[k]);
-      if (p >= 0) c->nchild[p]++;
-    }
     bool dup_all = u->op == TKC_OP_MAX || u->op == TKC_OP_IDIV || u->op == TKC_OP_MOD || u->op == TKC_OP_SHL || u->op == TKC_OP_SHR || u->op == TKC_OP_LOG2 ||
                    (u->op == TKC_OP_CMPNE && u->nsrc == 2 && u->src[0] == u->src[1]);
     bool dup_vec = !u->dtype.space && u->dtype.count > 1 && (op_is_alu(u->op) || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST);
@@ -1063,13 +1037,7 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   c.uops = uops;
   c.n = n;
   c.local_size[0] = c.local_size[1] = c.local_size[2] = 1;
-  uint32_t maxid = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (!uops[i]) return tkc_err_null(TKC_EINVAL, "WGSL renderer: NULL uop at %zu", i);
-    if (uops[i]->id > maxid) maxid = uops[i]->id;
-  }
-  c.npos = maxid + 1;
-  c.pos = malloc(c.npos * sizeof *c.pos);
+  if (tkc_render_posmap("WGSL", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
   c.r = calloc(n + 1, sizeof *c.r);
   c.base = malloc((n + 1) * sizeof *c.base);
   c.nchild = calloc(n + 1, sizeof *c.nchild);
@@ -1077,11 +1045,9 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   c.skip = calloc(n + 1, 1);
   c.vars = calloc(n + 1, sizeof *c.vars);
   char *out = NULL;
-  if (!c.pos || !c.r || !c.base || !c.nchild || !c.must_name || !c.skip || !c.vars) { fail_oom(&c); goto done; }
-  for (uint32_t k = 0; k < c.npos; k++) c.pos[k] = -1;
+  if (!c.r || !c.base || !c.nchild || !c.must_name || !c.skip || !c.vars) { fail_oom(&c); goto done; }
   for (size_t i = 0; i <= n; i++) c.base[i] = -1;
-  for (size_t i = 0; i < n; i++)
-    if (c.pos[uops[i]->id] < 0) c.pos[uops[i]->id] = (int32_t)i;
+  tkc_render_count_uses(uops, n, c.pos, c.npos, c.nchild);
   if (!prepass(&c)) goto done;
 
   int depth = 1, nbufs = 0;

@@ -29,28 +29,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "runtime/device.h"
+#include "runtime/host_mem.h"
 
 extern char **environ;
-
-/* ---------------------------------------------------------------- memory */
-
-static void *cpu_alloc(size_t nbytes) {
-  if (nbytes > SIZE_MAX - 63) return NULL;
-  size_t sz = (nbytes + 63) & ~(size_t)63;
-  if (sz == 0) sz = 64; /* alloc(0) is a valid, distinct buffer */
-  void *p = aligned_alloc(64, sz);
-  if (p) memset(p, 0, sz);
-  return p;
-}
-
-static void cpu_free(void *p) { free(p); }
-
-static tkc_status cpu_copy(void *dst, const void *src, size_t nbytes) {
-  if (nbytes == 0) return TKC_OK;
-  if (!dst || !src) return tkc_err(TKC_EINVAL, "CPU: copy with a NULL pointer");
-  memcpy(dst, src, nbytes);
-  return TKC_OK;
-}
 
 /* ---------------------------------------------------------------- running the compiler */
 
@@ -347,10 +328,10 @@ const tkc_device_impl tkc_device_cpu = {
     .name = "CPU",
     .renderer = "C",
     .available = cpu_available,
-    .alloc = cpu_alloc,
-    .free = cpu_free,
-    .copyin = cpu_copy,
-    .copyout = cpu_copy,
+    .alloc = tkc_host_alloc,
+    .free = tkc_host_free,
+    .copyin = tkc_host_copy,
+    .copyout = tkc_host_copy,
     .compile = cpu_compile,
     .release = cpu_release,
     .launch = cpu_launch,

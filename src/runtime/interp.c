@@ -26,34 +26,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/device.h"
+#include "runtime/host_mem.h"
 
-/* ---------------------------------------------------------------- device memory */
+/* ---------------------------------------------------------------- availability (memory: host_mem.c) */
 
 static int interp_available(char *why, size_t n) {
   (void)why;
   (void)n;
   return 1;
-}
-
-static void *interp_alloc(size_t nbytes) {
-  if (nbytes > SIZE_MAX - 64) return tkc_err_null(TKC_ENOMEM, "INTERP: cannot allocate %zu bytes", nbytes);
-  size_t sz = nbytes == 0 ? 64 : (nbytes + 63) & ~(size_t)63;
-  void *p = aligned_alloc(64, sz);
-  if (!p) return tkc_err_null(TKC_ENOMEM, "INTERP: cannot allocate %zu bytes", nbytes);
-  memset(p, 0, sz);
-  return p;
-}
-
-static void interp_free(void *p) { free(p); }
-
-static tkc_status interp_copyin(void *dst, const void *src, size_t nbytes) {
-  if (nbytes) memcpy(dst, src, nbytes);
-  return TKC_OK;
-}
-
-static tkc_status interp_copyout(void *dst, const void *src, size_t nbytes) {
-  if (nbytes) memcpy(dst, src, nbytes);
-  return TKC_OK;
 }
 
 /* ---------------------------------------------------------------- the compiled form */
@@ -864,10 +844,10 @@ const tkc_device_impl tkc_device_interp = {
     .name = "INTERP",
     .renderer = NULL,
     .available = interp_available,
-    .alloc = interp_alloc,
-    .free = interp_free,
-    .copyin = interp_copyin,
-    .copyout = interp_copyout,
+    .alloc = tkc_host_alloc,
+    .free = tkc_host_free,
+    .copyin = tkc_host_copy,
+    .copyout = tkc_host_copy,
     .compile = interp_compile,
     .release = interp_release,
     .launch = interp_launch,

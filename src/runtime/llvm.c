@@ -33,26 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/device.h"
-
-/* ---------------------------------------------------------------- memory (as the CPU device) */
-
-static void *llvm_alloc(size_t nbytes) {
-  if (nbytes > SIZE_MAX - 63) return NULL;
-  size_t sz = (nbytes + 63) & ~(size_t)63;
-  if (sz == 0) sz = 64; /* alloc(0) is a valid, distinct buffer */
-  void *p = aligned_alloc(64, sz);
-  if (p) memset(p, 0, sz);
-  return p;
-}
-
-static void llvm_free(void *p) { free(p); }
-
-static tkc_status llvm_copy(void *dst, const void *src, size_t nbytes) {
-  if (nbytes == 0) return TKC_OK;
-  if (!dst || !src) return tkc_err(TKC_EINVAL, "LLVM: copy with a NULL pointer");
-  memcpy(dst, src, nbytes);
-  return TKC_OK;
-}
+#include "runtime/host_mem.h"
 
 /* ---------------------------------------------------------------- half conversions
 
@@ -462,10 +443,10 @@ const tkc_device_impl tkc_device_llvm = {
     .name = "LLVM",
     .renderer = "LLVM",
     .available = llvm_available,
-    .alloc = llvm_alloc,
-    .free = llvm_free,
-    .copyin = llvm_copy,
-    .copyout = llvm_copy,
+    .alloc = tkc_host_alloc,
+    .free = tkc_host_free,
+    .copyin = tkc_host_copy,
+    .copyout = tkc_host_copy,
     .compile = llvm_compile,
     .release = llvm_release,
     .launch = llvm_launch,

@@ -1,0 +1,65 @@
+/* Helpers shared by the renderers (see render_util.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include "render/render_util.h"
+
+void *tkc_render_oom(bool *failed, const char *who) {
+  if (!*failed) tkc_err(TKC_ENOMEM, "%s renderer: out of memory", who);
+  *failed = true;
+  return NULL;
+}
+
+char *tkc_render_vfmt(bool *failed, const char *who, const char *fmt, va_list ap) {
+  va_list aq;
+  va_copy(aq, ap);
+  int n = vsnprintf(NULL, 0, fmt, aq);
+  va_end(aq);
+  if (n < 0) return tkc_render_oom(failed, who);
+  char *s = malloc((size_t)n + 1);
+  if (!s) return tkc_render_oom(failed, who);
+  vsnprintf(s, (size_t)n + 1, fmt, ap);
+  return s;
+}
+
+char *tkc_render_fmt(bool *failed, const char *who, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  char *s = tkc_render_vfmt(failed, who, fmt, ap);
+  va_end(ap);
+  return s;
+}
+
+bool tkc_render_is_ident(const char *s) {
+  if (!s || !*s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || *s == '_')) return false;
+  for (const char *p = s; *p; p++)
+    if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '_')) return false;
+  return true;
+}
+
+tkc_status tkc_render_posmap(const char *who, tkc_uop *const *uops, size_t n, int32_t **pos, uint32_t *npos) {
+  uint32_t maxid = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (!uops[i]) return tkc_err(TKC_EINVAL, "%s renderer: NULL uop at %zu", who, i);
+    if (uops[i]->id > maxid) maxid = uops[i]->id;
+  }
+  int32_t *p = malloc(((size_t)maxid + 1) * sizeof *p);
+  if (!p) return tkc_err(TKC_ENOMEM, "%s renderer: out of memory", who);
+  for (uint32_t k = 0; k <= maxid; k++) p[k] = -1;
+  for (size_t i = 0; i < n; i++) /* a UOp listed twice is rendered at its first place */
+    if (p[uops[i]->id] < 0) p[uops[i]->id] = (int32_t)i;
+  *pos = p;
+  *npos = maxid + 1;
+  return TKC_OK;
+}
+
+void tkc_render_count_uses(tkc_uop *const *uops, size_t n, const int32_t *pos, uint32_t npos, int *nchild) {
+  for (size_t i = 0; i < n; i++) {
+    const tkc_uop *u = uops[i];
+    if (pos[u->id] != (int32_t)i) continue; /* listed twice */
+    for (int k = 0; k < u->nsrc; k++) {
+      const tkc_uop *s = u->src[k];
+      int p = s && s->id < npos ? pos[s->id] : -1;
+      if (p >= 0) nchild[p]++;
+    }
+  }
+}
