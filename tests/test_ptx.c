@@ -36,7 +36,7 @@ extern char **environ;
  * extra_matcher, linearize, render) for the PTX renderer, without a device. Malloc'ed PTX or NULL. */
 static char *ptx_of(tkc_graph *g, tkc_uop *sink, const char *name) {
   const tkc_renderer *r = tkc_renderer_get("PTX");
-  return r ? tkc_codegen_source(g, sink, r, name) : NULL;
+  return r ? tkc_codegen_source(sink, r, name) : NULL;
 }
 
 /* ---------------------------------------------------------------- ptxas */

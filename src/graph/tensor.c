@@ -368,7 +368,7 @@ char *tkc_kernels_source(tkc_tensor *t, const char *renderer) {
     char name[32];
     snprintf(name, sizeof name, "kernel%zu", i);
     tkc_uop *k = tkc_lower(s.g, s.items[i].ast, r);
-    char *src = k ? tkc_codegen_source(s.g, k, r, name) : NULL;
+    char *src = k ? tkc_codegen_source(k, r, name) : NULL;
     if (!src) failed = 1;
     else {
       tkc_sbuf_puts(&out, src);

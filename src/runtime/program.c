@@ -208,8 +208,7 @@ static tkc_uop **codegen(tkc_graph *pg, tkc_uop *sink, const tkc_renderer *r, si
   return tkc_linearize(pg, ksink, n);
 }
 
-char *tkc_codegen_source(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r, const char *name) {
-  (void)g;
+char *tkc_codegen_source(tkc_uop *sink, const tkc_renderer *r, const char *name) {
   tkc_graph *pg = tkc_graph_new();
   size_t n;
   tkc_uop **uops = pg ? codegen(pg, sink, r, &n) : NULL;
