@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <threads.h>
 #include "codegen/codegen.h"
+#include "golden.h"
 #include "kernel_util.h"
 #include "runtime/device.h"
 
@@ -27,44 +28,10 @@
 
 /* ---------------------------------------------------------------- rendering without the device */
 
-/* the LLVM IR of a kernel, through the same stages as tkc_program_new (malloc'ed) */
+/* the LLVM of a kernel, through the same stages as tkc_program_new (malloc'ed) */
 static char *render_llvm(tkc_graph *g, tkc_uop *sink, const char *name) {
-  const tkc_renderer *r = tkc_renderer_get("LLVM");
-  assert_non_null(r);
-  tkc_matcher *prep = tkc_matcher_concat(tkc_symbolic_simple(), tkc_render_prep());
-  assert_non_null(prep);
-  sink = tkc_graph_rewrite(g, sink, prep, NULL);
-  tkc_matcher_free(prep);
-  assert_non_null(sink);
-  if (r->extra_matcher) sink = tkc_graph_rewrite(g, sink, r->extra_matcher(), NULL);
-  assert_non_null(sink);
-  size_t n = 0;
-  tkc_uop **uops = tkc_linearize(g, sink, &n);
-  assert_non_null(uops);
-  char *src = tkc_render(r, name, uops, n);
-  tkc_free(uops);
-  return src;
-}
-
-static void want(const char *src, const char *s) {
-  if (!strstr(src, s)) {
-    fprintf(stderr, "IR lacks \"%s\":\n%s\n", s, src);
-    fail();
-  }
-}
-static void want_not(const char *src, const char *s) {
-  if (strstr(src, s)) {
-    fprintf(stderr, "IR has \"%s\":\n%s\n", s, src);
-    fail();
-  }
-}
-/* a appears before b */
-static void want_order(const char *src, const char *a, const char *b) {
-  const char *pa = strstr(src, a), *pb = strstr(src, b);
-  if (!pa || !pb || pa > pb) {
-    fprintf(stderr, "IR should have \"%s\" before \"%s\":\n%s\n", a, b, src);
-    fail();
-  }
+  (void)g;
+  return render_source("LLVM", sink, name);
 }
 
 /* out[i*4..] = a[i*4..] * 2 with float4 loads/stores; rev = lanes reversed (GEP + VECTORIZE) */

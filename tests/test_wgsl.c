@@ -18,6 +18,7 @@
 #include <threads.h>
 #include <unistd.h>
 #include "codegen/codegen.h"
+#include "golden.h"
 #include "kernel_util.h"
 #include "runtime/device.h"
 
@@ -43,45 +44,10 @@ static int webgpu_ok(void) {
 
 /* ---------------------------------------------------------------- rendering without the device */
 
-/* the WGSL of a kernel, through the same stages as tkc_program_new; NULL (with the error) on failure */
+/* the WGSL of a kernel, through the same stages as tkc_program_new (malloc'ed) */
 static char *render_wgsl(tkc_graph *g, tkc_uop *sink, const char *name) {
-  const tkc_renderer *r = tkc_renderer_get("WGSL");
-  assert_non_null(r);
-  tkc_matcher *prep = tkc_matcher_concat(tkc_symbolic_simple(), tkc_render_prep());
-  assert_non_null(prep);
-  sink = tkc_graph_rewrite(g, sink, prep, NULL);
-  tkc_matcher_free(prep);
-  assert_non_null(sink);
-  assert_non_null(r->extra_matcher);
-  sink = tkc_graph_rewrite(g, sink, r->extra_matcher(), NULL);
-  assert_non_null(sink);
-  size_t n = 0;
-  tkc_uop **uops = tkc_linearize(g, sink, &n);
-  assert_non_null(uops);
-  char *src = tkc_render(r, name, uops, n);
-  tkc_free(uops);
-  return src;
-}
-
-static void want(const char *src, const char *s) {
-  if (!strstr(src, s)) {
-    fprintf(stderr, "WGSL lacks \"%s\":\n%s\n", s, src);
-    fail();
-  }
-}
-static void want_not(const char *src, const char *s) {
-  if (strstr(src, s)) {
-    fprintf(stderr, "WGSL has \"%s\":\n%s\n", s, src);
-    fail();
-  }
-}
-/* a before b in src */
-static void want_order(const char *src, const char *a, const char *b) {
-  const char *pa = strstr(src, a), *pb = strstr(src, b);
-  if (!pa || !pb || pa > pb) {
-    fprintf(stderr, "WGSL lacks \"%s\" before \"%s\":\n%s\n", a, b, src);
-    fail();
-  }
+  (void)g;
+  return render_source("WGSL", sink, name);
 }
 
 static tkc_uop *k_special(tkc_graph *g, const char *name, int64_t n) { return tkc_uop_special(g, name, n); }
