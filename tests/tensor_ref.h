@@ -893,7 +893,7 @@ static inline href tr_reduce(int kind, const href *a, int naxes, const int *axes
   if (naxes == 0)
     for (int i = 0; i < a->ndim; i++) red[i] = true;
   for (int i = 0; i < naxes; i++) red[axes[i] < 0 ? axes[i] + a->ndim : axes[i]] = true;
-  int64_t ks[TR_MAXDIM], os[TR_MAXDIM], idx[TR_MAXDIM];
+  int64_t ks[TR_MAXDIM], os[TR_MAXDIM] = {0}, idx[TR_MAXDIM];
   int on = 0;
   for (int i = 0; i < a->ndim; i++) {
     ks[i] = red[i] ? 1 : a->shape[i];

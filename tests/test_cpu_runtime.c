@@ -34,7 +34,7 @@ static int count_entries(const char *dir) {
 static void test_compile_error(void **state) {
   (void)state;
   SKIP_WITHOUT_CPU();
-  tkc_kernel k = {.name = "broken", .source = "void broken(float* restrict data0) {\n  data0[0] = undeclared_thing;\n}\n", .nbufs = 1};
+  tkc_kernel k = {.name = "broken", .source = "void broken(float* restrict data0, const int tkc_core_, const int tkc_ncores_) {\n  data0[0] = undeclared_thing;\n}\n", .nbufs = 1};
   tkc_dtype dt = TKC_FLOAT32;
   k.buf_dtypes = &dt;
   void *handle = NULL;
@@ -54,8 +54,8 @@ static void test_temp_files_removed(void **state) {
   const char *old = getenv("TMPDIR");
   char *saved = old ? strdup(old) : NULL;
   setenv("TMPDIR", dir, 1);
-  tkc_kernel ok = {.name = "fine", .source = "void fine(float* restrict data0) { data0[0] = 1.0f; }\n", .nbufs = 1};
-  tkc_kernel bad = {.name = "bad", .source = "void bad(float* restrict data0) { syntax error }\n", .nbufs = 1};
+  tkc_kernel ok = {.name = "fine", .source = "void fine(float* restrict data0, const int tkc_core_, const int tkc_ncores_) { data0[0] = 1.0f; }\n", .nbufs = 1};
+  tkc_kernel bad = {.name = "bad", .source = "void bad(float* restrict data0, const int tkc_core_, const int tkc_ncores_) { syntax error }\n", .nbufs = 1};
   tkc_dtype dt = TKC_FLOAT32;
   ok.buf_dtypes = bad.buf_dtypes = &dt;
   void *h = NULL;

@@ -15,7 +15,7 @@ static void canonical_strides(int ndim, const int64_t *shape, int64_t *strides) 
 static void view_contiguous(tkc_view *v, int ndim, const int64_t *shape) {
   memset(v, 0, sizeof *v);
   v->ndim = ndim;
-  if (ndim) memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
+  if (ndim > 0 && ndim <= TKC_MAX_DIMS) memcpy(v->shape, shape, (size_t)ndim * sizeof *shape);
   canonical_strides(ndim, shape, v->strides);
 }
 

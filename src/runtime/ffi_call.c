@@ -3,15 +3,20 @@
 #include "runtime/ffi_call.h"
 
 tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who) {
-  int nargs = nbufs + nvars;
+  return tkc_ffi_prepare_ex(s, nbufs, nvars, 0, who);
+}
+
+tkc_status tkc_ffi_prepare_ex(tkc_ffi_sig *s, int nbufs, int nvars, int nextra, const char *who) {
+  int nargs = nbufs + nvars + nextra;
   s->nbufs = nbufs;
   s->nvars = nvars;
+  s->nextra = nextra;
   s->atypes = NULL;
   if (nargs) {
     s->atypes = malloc((size_t)nargs * sizeof *s->atypes);
     if (!s->atypes) return tkc_err(TKC_ENOMEM, "%s: out of memory", who);
     for (int i = 0; i < nbufs; i++) s->atypes[i] = &ffi_type_pointer;
-    for (int i = 0; i < nvars; i++) s->atypes[nbufs + i] = &ffi_type_sint;
+    for (int i = 0; i < nvars + nextra; i++) s->atypes[nbufs + i] = &ffi_type_sint;
   }
   if (ffi_prep_cif(&s->cif, FFI_DEFAULT_ABI, (unsigned)nargs, &ffi_type_void, s->atypes) != FFI_OK) {
     tkc_ffi_release(s);
@@ -26,17 +31,23 @@ void tkc_ffi_release(tkc_ffi_sig *s) {
 }
 
 tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars, const char *who) {
-  if ((s->nbufs && !bufs) || (s->nvars && !vars)) return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
+  return tkc_ffi_call_ex(s, fn, bufs, vars, NULL, who);
+}
+
+tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
+                           const int *extra, const char *who) {
+  if ((s->nbufs && !bufs) || (s->nvars && !vars) || (s->nextra && !extra))
+    return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
   enum { NSTACK = 32 };
-  void *ptr_s[NSTACK], *val_s[2 * NSTACK];
-  int int_s[NSTACK];
+  void *ptr_s[NSTACK], *val_s[3 * NSTACK];
+  int int_s[2 * NSTACK];
   void **ptrs = ptr_s, **vals = val_s;
   int *ints = int_s;
-  int heap = s->nbufs > NSTACK || s->nvars > NSTACK;
+  int heap = s->nbufs > NSTACK || s->nvars + s->nextra > 2 * NSTACK;
   if (heap) {
     ptrs = malloc(((size_t)s->nbufs + 1) * sizeof *ptrs);
-    vals = malloc(((size_t)s->nbufs + (size_t)s->nvars + 1) * sizeof *vals);
-    ints = malloc(((size_t)s->nvars + 1) * sizeof *ints);
+    vals = malloc(((size_t)s->nbufs + (size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *vals);
+    ints = malloc(((size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *ints);
     if (!ptrs || !vals || !ints) {
       free(ptrs), free(vals), free(ints);
       return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
@@ -49,6 +60,10 @@ tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void *const *buf
   for (int i = 0; i < s->nvars; i++) {
     ints[i] = (int)vars[i];
     vals[s->nbufs + i] = &ints[i];
+  }
+  for (int i = 0; i < s->nextra; i++) {
+    ints[s->nvars + i] = extra[i];
+    vals[s->nbufs + s->nvars + i] = &ints[s->nvars + i];
   }
   ffi_arg ret = 0;
   ffi_call((ffi_cif *)&s->cif, FFI_FN(fn), &ret, vals);

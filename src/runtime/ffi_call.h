@@ -9,13 +9,18 @@
 typedef struct tkc_ffi_sig {
   ffi_cif cif;
   ffi_type **atypes;
-  int nbufs, nvars;
+  int nbufs, nvars, nextra;
 } tkc_ffi_sig;
 
 /* Prepares the call interface for nbufs pointers then nvars ints; who names the device in errors. */
 TKC_HIDDEN tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who);
+/* The same with nextra more trailing ints (the CPU device's core / ncores). */
+TKC_HIDDEN tkc_status tkc_ffi_prepare_ex(tkc_ffi_sig *s, int nbufs, int nvars, int nextra, const char *who);
 TKC_HIDDEN void tkc_ffi_release(tkc_ffi_sig *s);
 /* Calls fn with the buffers and the variables (narrowed to int). Thread-safe for one prepared sig. */
 TKC_HIDDEN tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars, const char *who);
+/* The same passing s->nextra trailing ints from extra (NULL only when nextra is 0). */
+TKC_HIDDEN tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
+                                      const int *extra, const char *who);
 
 #endif
