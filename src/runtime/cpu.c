@@ -228,28 +228,12 @@ static tkc_status compile_error(const tkc_kernel *k, int rc, char *log) {
   return tkc_err(TKC_ECOMPILE, "CPU: %s failed compiling kernel %s: %.*s%s\n%s", cc, k->name, elen, ls, where, log);
 }
 
-/* checks that the kernel declares what the launch will pass */
-static tkc_status check_signature(const tkc_kernel *k) {
-  if (!k->uops) return TKC_OK;
-  int64_t maxbuf = -1;
-  int nv = 0;
-  for (size_t i = 0; i < k->nuops; i++) {
-    const tkc_uop *u = k->uops[i];
-    if (u->op == TKC_OP_DEFINE_GLOBAL && u->arg.kind == TKC_ARG_INT && u->arg.v.i > maxbuf) maxbuf = u->arg.v.i;
-    if (u->op == TKC_OP_DEFINE_VAR) nv++;
-  }
-  if (maxbuf + 1 != k->nbufs || nv != k->nvars)
-    return tkc_err(TKC_EINTERNAL, "CPU: kernel %s declares %lld buffers and %d variables but the program passes %d and %d",
-                   k->name, (long long)(maxbuf + 1), nv, k->nbufs, k->nvars);
-  return TKC_OK;
-}
-
 static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   if (!handle) return tkc_err(TKC_EINVAL, "CPU: compile needs a handle pointer");
   *handle = NULL;
   if (!k || !k->name || !k->source || k->nbufs < 0 || k->nvars < 0)
     return tkc_err(TKC_EINVAL, "CPU: compile of an incomplete kernel");
-  tkc_status st = check_signature(k);
+  tkc_status st = tkc_kernel_check_signature(k, "CPU");
   if (st) return st;
   char why[600];
   if (!cpu_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "CPU: %s", why);

@@ -43,6 +43,10 @@ struct tkc_device {
 /* The global/local launch sizes of k from its SPECIALs (gidxN / lidxN; {1,1,1} without them). */
 TKC_HIDDEN void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars, int64_t global[3], int64_t local[3]);
 
+/* TKC_EINTERNAL unless k's DEFINE_GLOBALs and DEFINE_VARs match its nbufs/nvars (a compiled
+ * function is called with exactly that many arguments); who names the device. */
+TKC_HIDDEN tkc_status tkc_kernel_check_signature(const tkc_kernel *k, const char *who);
+
 /* Device pointer and owner of a buffer (device.c). */
 TKC_HIDDEN void *tkc_buffer_ptr(const tkc_buffer *b);
 TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);

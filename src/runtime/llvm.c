@@ -277,22 +277,6 @@ static void prog_free(llvm_prog *p) {
   free(p);
 }
 
-/* checks that the kernel declares what the launch will pass */
-static tkc_status check_signature(const tkc_kernel *k) {
-  if (!k->uops) return TKC_OK;
-  int64_t maxbuf = -1;
-  int nv = 0;
-  for (size_t i = 0; i < k->nuops; i++) {
-    const tkc_uop *u = k->uops[i];
-    if (u->op == TKC_OP_DEFINE_GLOBAL && u->arg.kind == TKC_ARG_INT && u->arg.v.i > maxbuf) maxbuf = u->arg.v.i;
-    if (u->op == TKC_OP_DEFINE_VAR) nv++;
-  }
-  if (maxbuf + 1 != k->nbufs || nv != k->nvars)
-    return tkc_err(TKC_EINTERNAL, "LLVM: kernel %s declares %lld buffers and %d variables but the program passes %d and %d",
-                   k->name, (long long)(maxbuf + 1), nv, k->nbufs, k->nvars);
-  return TKC_OK;
-}
-
 /* parses, verifies, optimizes and compiles k's IR to an object file in memory (a context and target
  * machine of its own, so compiles run in parallel), the function k->name renamed to symbol (unless
  * NULL); TKC_OK or the error */
@@ -368,7 +352,7 @@ static tkc_status llvm_compile(const tkc_kernel *k, void **handle) {
   if (!handle) return tkc_err(TKC_EINVAL, "LLVM: compile needs a handle pointer");
   *handle = NULL;
   if (!k || !k->name || !k->source || k->nbufs < 0 || k->nvars < 0) return tkc_err(TKC_EINVAL, "LLVM: compile of an incomplete kernel");
-  tkc_status st = check_signature(k);
+  tkc_status st = tkc_kernel_check_signature(k, "LLVM");
   if (st) return st;
   char why[600];
   if (!llvm_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "LLVM: %s", why);

@@ -322,6 +322,21 @@ int64_t tkc_program_mem(const tkc_program *p, const int64_t *vars) {
   return m;
 }
 
+tkc_status tkc_kernel_check_signature(const tkc_kernel *k, const char *who) {
+  if (!k->uops) return TKC_OK;
+  int64_t maxbuf = -1;
+  int nv = 0;
+  for (size_t i = 0; i < k->nuops; i++) {
+    const tkc_uop *u = k->uops[i];
+    if (u->op == TKC_OP_DEFINE_GLOBAL && u->arg.kind == TKC_ARG_INT && u->arg.v.i > maxbuf) maxbuf = u->arg.v.i;
+    if (u->op == TKC_OP_DEFINE_VAR) nv++;
+  }
+  if (maxbuf + 1 != k->nbufs || nv != k->nvars)
+    return tkc_err(TKC_EINTERNAL, "%s: kernel %s declares %lld buffers and %d variables but the program passes %d and %d", who,
+                   k->name, (long long)(maxbuf + 1), nv, k->nbufs, k->nvars);
+  return TKC_OK;
+}
+
 void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars, int64_t global[3], int64_t local[3]) {
   for (int i = 0; i < 3; i++) global[i] = local[i] = 1;
   for (size_t i = 0; i < k->nuops; i++) {
