@@ -57,7 +57,10 @@ static void test_ir_vector_load(void **state) {
   tkc_graph *g = tkc_graph_new();
   char *src = render_llvm(g, float4_kernel(g), "vec4");
   assert_non_null(src);
-  want(src, "define void @vec4(ptr noalias align 32 %data0, ptr noalias align 32 %data1, ptr noalias align 32 %data2) #0 {");
+  want(src, "define void @vec4(ptr noalias align 32 %data0, ptr noalias align 32 %data1, ptr noalias align 32 %data2, i32 %core, i32 %ncores) #0 {");
+  /* its output loop is split across cores */
+  want(src, "%ridx0.go = icmp slt i32 %core.lo, %core.hi");
+  want_not(src, "%core.other");
   want(src, "= load <4 x float>, ptr %idx");
   want(src, "fmul nsz <4 x float> %val0, <float 0x4000000000000000, float 0x4000000000000000, float 0x4000000000000000, float 0x4000000000000000>");
   want(src, "store <4 x float> %alu");
@@ -66,6 +69,17 @@ static void test_ir_vector_load(void **state) {
   want(src, "getelementptr inbounds float, ptr %data2, i32 %alu0");
   want(src, "attributes #0 = { nounwind \"no-builtins\" \"no-trapping-math\"=\"true\" }");
   want_not(src, "float*"); /* opaque pointers only */
+  tkc_free(src);
+  tkc_graph_free(g);
+
+  /* no output loop to split across cores: core 0 does it all, the others return at once */
+  g = tkc_graph_new();
+  src = render_llvm(g, k_sink1(g, k_store(g, k_buf(g, 0, TKC_FLOAT32), k_int(g, 0), tkc_uop_const_float(g, dt_(TKC_FLOAT32), 1.0))), "one");
+  assert_non_null(src);
+  want(src, "define void @one(ptr noalias align 32 %data0, i32 %core, i32 %ncores) #0 {");
+  want(src, "entry:\n  %core.other = icmp ne i32 %core, 0\n  br i1 %core.other, label %not_core0, label %core0\n"
+            "not_core0:\n  ret void\ncore0:\n");
+  want_not(src, "%core.hi");
   tkc_free(src);
   tkc_graph_free(g);
 }
@@ -105,7 +119,15 @@ static void test_ir_loop_acc_phi(void **state) {
   g = tkc_graph_new();
   src = render_llvm(g, rowsum_kernel(g, tkc_uop_var(g, "n", 0, 16)), "rowsum_n");
   assert_non_null(src);
-  want(src, "define void @rowsum_n(ptr noalias align 32 %data0, ptr noalias align 32 %data1, i32 %var.n) #0 {");
+  want(src, "define void @rowsum_n(ptr noalias align 32 %data0, ptr noalias align 32 %data1, i32 %var.n, i32 %core, i32 %ncores) #0 {");
+  /* the output loop (not the reduce loop) is split across cores: [lo, hi) from i64 start/end, guarded */
+  want(src, "  %core.n = sub i64 %core.e64, %core.s64\n");
+  want(src, "  %core.lom = mul i64 %core.n, %core.i64\n  %core.lod = sdiv i64 %core.lom, %core.nc64\n"
+            "  %core.hil = mul i64 %core.n, %core.next\n  %core.hid = sdiv i64 %core.hil, %core.nc64\n");
+  want(src, "loop_entry_0:\n  %ridx0.go = icmp slt i32 %core.lo, %core.hi\n  br i1 %ridx0.go, label %loop_body_0, label %loop_exit_0\n");
+  want(src, "%ridx0 = phi i32 [%core.lo, %loop_entry_0], [%ridx0.next, %loop_latch_0]");
+  want(src, "%ridx0.cont = icmp slt i32 %ridx0.next, %core.hi");
+  want_not(src, "%core.other");
   want(src, "%ridx1.go = icmp slt i32 0, %var.n\n  br i1 %ridx1.go, label %loop_body_1, label %loop_exit_1\n");
   want(src, "%acc0.x1 = phi float [0x0000000000000000, %loop_entry_1], [%alu2, %loop_latch_1]");
   want(src, "store float %acc0.x1, ptr");
@@ -248,7 +270,7 @@ static void test_invalid_ir(void **state) {
   assert_int_equal(tkc_device_llvm.compile(&k, NULL), TKC_EINVAL);
 
   /* and then a good one works */
-  k = raw_kernel("fine", "define void @fine(ptr %data0, i32 %n) {\n  %f = sitofp i32 %n to float\n  store float %f, ptr %data0\n  ret void\n}\n", 1, &dt);
+  k = raw_kernel("fine", "define void @fine(ptr %data0, i32 %n, i32 %core, i32 %ncores) {\n  %f = sitofp i32 %n to float\n  store float %f, ptr %data0\n  ret void\n}\n", 1, &dt);
   k.nvars = 1;
   assert_int_equal(tkc_device_llvm.compile(&k, &h), TKC_OK);
   assert_non_null(h);
@@ -286,7 +308,7 @@ static void test_same_name_programs(void **state) {
   tkc_dtype dt = TKC_FLOAT32;
   for (int i = 0; i < 40; i++) {
     char ir[256];
-    snprintf(ir, sizeof ir, "define void @many(ptr %%data0) {\n  store float %d.0, ptr %%data0\n  ret void\n}\n", i);
+    snprintf(ir, sizeof ir, "define void @many(ptr %%data0, i32 %%core, i32 %%ncores) {\n  store float %d.0, ptr %%data0\n  ret void\n}\n", i);
     tkc_kernel k = raw_kernel("many", ir, 1, &dt);
     void *h = NULL;
     assert_int_equal(tkc_device_llvm.compile(&k, &h), TKC_OK);
@@ -341,7 +363,7 @@ static void test_half_support_ir(void **state) {
   (void)state;
   SKIP_WITHOUT_LLVM();
   static const char wrapper[] =
-      "define void @halfconv(ptr %data0, ptr %data1, ptr %data2, ptr %data3, ptr %data4, ptr %data5, i32 %n) {\n"
+      "define void @halfconv(ptr %data0, ptr %data1, ptr %data2, ptr %data3, ptr %data4, ptr %data5, i32 %n, i32 %core, i32 %ncores) {\n"
       "entry:\n  br label %loop\n"
       "loop:\n  %i = phi i32 [0, %entry], [%next, %loop]\n"
       "  %pd = getelementptr double, ptr %data3, i32 %i\n  %d = load double, ptr %pd\n"

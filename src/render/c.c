@@ -9,7 +9,7 @@
  * which is the order the launch passes variable values in, then `const int tkc_core_, const int
  * tkc_ncores_`: the launch runs the function once per core (0..ncores-1), and each call does a
  * contiguous chunk of the outermost output loop (a depth-0 RANGE no DEFINE_ACC reduces over, when
- * every STORE is inside it; see pick_split), or, without one, everything on core 0 only.
+ * every STORE is inside it; see tkc_render_pick_split), or, without one, everything on core 0 only.
  *
  * Value representation (chosen so results match the INTERP device's tkc_alu_eval semantics):
  *  - float16 is `half`: _Float16 where the compiler supports it (__FLT16_MAX__), else clang's
@@ -886,43 +886,6 @@ static bool render_one(rctx *c, size_t i, int *depth) {
   return !c->failed;
 }
 
-/* The loop split across cores: the first RANGE at loop depth 0 that no DEFINE_ACC reduces over
- * (an output loop), provided every STORE of the kernel is inside it (so the code outside it only
- * computes values each core needs; nothing is written twice). NULL when there is none. */
-static const tkc_uop *pick_split(const rctx *c) {
-  const tkc_uop *split = NULL;
-  int depth = 0, split_depth = -1;
-  for (size_t i = 0; i < c->n; i++) {
-    const tkc_uop *u = c->uops[i];
-    if (c->pos[u->id] != (int32_t)i) continue;
-    switch ((tkc_op)u->op) {
-    case TKC_OP_RANGE:
-      if (!split && depth == 0 && u->nsrc == 2) {
-        bool reduce = false;
-        for (size_t j = 0; j < c->n && !reduce; j++) {
-          const tkc_uop *a = c->uops[j];
-          if (a->op != TKC_OP_DEFINE_ACC) continue;
-          for (int k = 1; k < a->nsrc; k++)
-            if (a->src[k] == u) reduce = true;
-        }
-        if (!reduce) split = u, split_depth = depth;
-      }
-      depth++;
-      break;
-    case TKC_OP_IF: depth++; break;
-    case TKC_OP_ENDRANGE: case TKC_OP_ENDIF:
-      if (depth > 0) depth--;
-      if (split && depth == split_depth) split_depth = -2; /* the split loop has closed */
-      break;
-    case TKC_OP_STORE:
-      if (!split || split_depth != 0 || depth < 1) return NULL; /* a store outside the split loop */
-      break;
-    default: break;
-    }
-  }
-  return split;
-}
-
 static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
   if (!name) name = "kernel";
@@ -942,7 +905,7 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   if (!c.r || !c.nchild || !c.must_name || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
   tkc_render_count_uses(uops, n, c.pos, c.npos, c.nchild);
   prepass(&c);
-  c.split = pick_split(&c);
+  c.split = tkc_render_pick_split(c.uops, c.n, c.pos);
   if (!c.split) emit(&c, 1, "if (tkc_core_ != 0) return; /* no output loop to split: core 0 does it all */");
 
   int depth = 1;
@@ -976,7 +939,7 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
     next = c.bufs[k].num + 1;
   }
   for (size_t k = 0; k < c.nvars; k++) tkc_sbuf_printf(&o, "%sconst int %s", np++ ? ", " : "", c.vars[k].cname);
-  /* the launch's core number and core count (see pick_split) */
+  /* the launch's core number and core count (see tkc_render_pick_split) */
   tkc_sbuf_printf(&o, "%sconst int tkc_core_, const int tkc_ncores_", np ? ", " : "");
   tkc_sbuf_puts(&o, ") {\n");
   if (c.body.s) tkc_sbuf_puts(&o, c.body.s);

@@ -3,7 +3,7 @@
  * pointers (`ptr`), so LLVM 15 or newer.
  *
  * Output shape:
- *   define void @NAME(ptr noalias align 32 %data0, ..., i32 %var.n, ...) #0 {
+ *   define void @NAME(ptr noalias align 32 %data0, ..., i32 %var.n, ..., i32 %core, i32 %ncores) #0 {
  *   entry:
  *     ...
  *     ret void
@@ -11,7 +11,12 @@
  *   declare <intrinsics used>
  *   attributes #0 = { nounwind "no-builtins" "no-trapping-math"="true" }
  * Parameters come in DEFINE_GLOBAL arg order (a missing number gets an unused `ptr %dataK`), then one
- * i32 per DEFINE_VAR sorted by name (strcmp): the order the launch passes them in, as the C renderer.
+ * i32 per DEFINE_VAR sorted by name (strcmp): the order the launch passes them in, as the C renderer,
+ * then `i32 %core, i32 %ncores`: the launch runs the function once per core (0..ncores-1), and each
+ * call does a contiguous chunk of the outermost output loop (tkc_render_pick_split, as the C
+ * renderer): that loop runs over [%core.lo, %core.hi) = start + (end-start)*core/ncores ..
+ * start + (end-start)*(core+1)/ncores, computed in i64, always behind the zero-trip guard. Without
+ * such a loop, entry branches to `ret void` for core != 0 (block not_core0) and core 0 does it all.
  * `align 32` holds because the LLVM device allocates every buffer 64-byte aligned; `noalias` is the
  * C renderer's `restrict`.
  *
@@ -153,6 +158,7 @@ typedef struct lctx {
   vararg *vars;
   size_t nvars;
   int ntmp, nrange, nif, cnt[8];
+  const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
   chunk *pool;
   bool failed;
 } lctx;
@@ -698,6 +704,30 @@ static bool open_scope(lctx *c, size_t i, const tkc_uop *u) {
     const char *t = T(c, u->dtype), *s0 = R(c, st);
     sc->end = R(c, en);
     sc->guarded = !(tkc_uop_is_const(st) && tkc_uop_is_const(en) && tkc_uop_const_i(st) < tkc_uop_const_i(en));
+    if (u == c->split) { /* this core's contiguous chunk of [start, end), computed in i64 */
+      bool wide = reg_bits[u->dtype.scalar] == 64;
+      const char *ext = sc_unsigned(u->dtype.scalar) ? "zext" : "sext";
+      const char *s64 = wide ? s0 : ins(c, "%core.s64", "%s %s %s to i64", ext, t, s0);
+      const char *e64 = wide ? sc->end : ins(c, "%core.e64", "%s %s %s to i64", ext, t, sc->end);
+      ins(c, "%core.n", "sub i64 %s, %s", e64, s64);
+      ins(c, "%core.i64", "sext i32 %%core to i64");
+      ins(c, "%core.nc64", "sext i32 %%ncores to i64");
+      ins(c, "%core.next", "add i64 %%core.i64, 1");
+      ins(c, "%core.lom", "mul i64 %%core.n, %%core.i64");
+      ins(c, "%core.lod", "sdiv i64 %%core.lom, %%core.nc64");
+      ins(c, "%core.hil", "mul i64 %%core.n, %%core.next");
+      ins(c, "%core.hid", "sdiv i64 %%core.hil, %%core.nc64");
+      if (wide) {
+        s0 = ins(c, "%core.lo", "add i64 %s, %%core.lod", s64);
+        sc->end = ins(c, "%core.hi", "add i64 %s, %%core.hid", s64);
+      } else {
+        ins(c, "%core.lo64", "add i64 %s, %%core.lod", s64);
+        ins(c, "%core.hi64", "add i64 %s, %%core.hid", s64);
+        s0 = ins(c, "%core.lo", "trunc i64 %%core.lo64 to %s", t);
+        sc->end = ins(c, "%core.hi", "trunc i64 %%core.hi64 to %s", t);
+      }
+      sc->guarded = true; /* a core's chunk may be empty */
+    }
     line(c, "  br label %%loop_entry_%d", k);
     line(c, "loop_entry_%d:", k);
     if (sc->guarded) {
@@ -1023,6 +1053,14 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   if (!prepass(&c)) goto done;
 
   line(&c, "entry:");
+  c.split = tkc_render_pick_split(uops, n, c.pos);
+  if (!c.split) { /* no output loop to split: core 0 does it all */
+    line(&c, "  %%core.other = icmp ne i32 %%core, 0");
+    line(&c, "  br i1 %%core.other, label %%not_core0, label %%core0");
+    line(&c, "not_core0:");
+    line(&c, "  ret void");
+    line(&c, "core0:");
+  }
   for (size_t i = 0; i < n && !c.failed; i++) {
     if (c.pos[uops[i]->id] != (int32_t)i) continue;
     if (!render_one(&c, i)) c.failed = true;
@@ -1043,6 +1081,8 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
     next = c.bufs[k].num + 1;
   }
   for (size_t k = 0; k < c.nvars; k++) tkc_sbuf_printf(&o, "%si32 %s", np++ ? ", " : "", c.vars[k].pname);
+  /* the launch's core number and core count (see tkc_render_pick_split) */
+  tkc_sbuf_printf(&o, "%si32 %%core, i32 %%ncores", np ? ", " : "");
   tkc_sbuf_puts(&o, ") #0 {\n");
   for (size_t k = 0; k < c.nlines; k++) {
     tkc_sbuf_puts(&o, c.lines[k]);

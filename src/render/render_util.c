@@ -63,3 +63,37 @@ void tkc_render_count_uses(tkc_uop *const *uops, size_t n, const int32_t *pos, u
     }
   }
 }
+
+const tkc_uop *tkc_render_pick_split(tkc_uop *const *uops, size_t n, const int32_t *pos) {
+  const tkc_uop *split = NULL;
+  int depth = 0, split_depth = -1;
+  for (size_t i = 0; i < n; i++) {
+    const tkc_uop *u = uops[i];
+    if (pos[u->id] != (int32_t)i) continue;
+    switch ((tkc_op)u->op) {
+    case TKC_OP_RANGE:
+      if (!split && depth == 0 && u->nsrc == 2) {
+        bool reduce = false;
+        for (size_t j = 0; j < n && !reduce; j++) {
+          const tkc_uop *a = uops[j];
+          if (a->op != TKC_OP_DEFINE_ACC) continue;
+          for (int k = 1; k < a->nsrc; k++)
+            if (a->src[k] == u) reduce = true;
+        }
+        if (!reduce) split = u, split_depth = depth;
+      }
+      depth++;
+      break;
+    case TKC_OP_IF: depth++; break;
+    case TKC_OP_ENDRANGE: case TKC_OP_ENDIF:
+      if (depth > 0) depth--;
+      if (split && depth == split_depth) split_depth = -2; /* the split loop has closed */
+      break;
+    case TKC_OP_STORE:
+      if (!split || split_depth != 0 || depth < 1) return NULL; /* a store outside the split loop */
+      break;
+    default: break;
+    }
+  }
+  return split;
+}

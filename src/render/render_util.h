@@ -24,4 +24,10 @@ TKC_HIDDEN tkc_status tkc_render_posmap(const char *who, tkc_uop *const *uops, s
 /* nchild[p] += the uses of position p by the uops at their first position */
 TKC_HIDDEN void tkc_render_count_uses(tkc_uop *const *uops, size_t n, const int32_t *pos, uint32_t npos, int *nchild);
 
+/* The loop a host kernel splits across cores: the first RANGE (start, end) at loop depth 0 that no
+ * DEFINE_ACC reduces over (an output loop), provided every STORE of the kernel is inside it (so the
+ * code outside it only computes values each core needs; nothing is written twice). NULL when there
+ * is none. pos is tkc_render_posmap's (a uop counts at its own position only). */
+TKC_HIDDEN const tkc_uop *tkc_render_pick_split(tkc_uop *const *uops, size_t n, const int32_t *pos);
+
 #endif

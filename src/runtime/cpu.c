@@ -18,8 +18,9 @@
  *
  * Cores: every kernel takes two trailing ints (core, ncores) and does its share of the work (see
  * src/render/c.c). A kernel whose source splits a loop and whose constant RANGE trip counts
- * multiply to at least CPU_PARALLEL_MIN_WORK runs on T = online CPUs threads (at most
- * $TKC_CPU_THREADS when set): T-1 new pthreads plus the caller, joined before launch returns.
+ * multiply to at least TKC_CPU_PARALLEL_MIN_WORK (ffi_call.h) runs on T = online CPUs threads (at most
+ * $TKC_CPU_THREADS when set): T-1 new pthreads plus the caller, joined before launch returns
+ * (tkc_ffi_call_parallel).
  * Anything smaller is one call with (0, 1) and creates no thread. */
 #include <dlfcn.h>
 #include <errno.h>
@@ -145,28 +146,6 @@ typedef struct cpu_prog {
   tkc_ffi_sig sig;
   bool parallel; /* big enough to spread across cores, and the source splits a loop */
 } cpu_prog;
-
-/* kernels below this much work (product of the constant RANGE trip counts) run on one thread
- * (a build may lower it, e.g. -DTKC_CPU_PARALLEL_MIN_WORK=1, to run every test kernel threaded) */
-#ifndef TKC_CPU_PARALLEL_MIN_WORK
-#define TKC_CPU_PARALLEL_MIN_WORK 32768
-#endif
-enum { CPU_PARALLEL_MIN_WORK = TKC_CPU_PARALLEL_MIN_WORK };
-
-/* a cheap estimate of the kernel's work: the product of its constant RANGE trip counts */
-static int64_t work_estimate(const tkc_kernel *k) {
-  int64_t w = 1;
-  for (size_t i = 0; k->uops && i < k->nuops; i++) {
-    const tkc_uop *u = k->uops[i];
-    if (u->op != TKC_OP_RANGE || u->nsrc != 2) continue;
-    const tkc_uop *a = u->src[0], *b = u->src[1];
-    if (a->op != TKC_OP_CONST || b->op != TKC_OP_CONST || a->arg.kind != TKC_ARG_INT || b->arg.kind != TKC_ARG_INT) continue;
-    int64_t n = b->arg.v.i - a->arg.v.i;
-    if (n <= 1) continue;
-    w = w > ((int64_t)1 << 40) / n ? (int64_t)1 << 40 : w * n;
-  }
-  return w;
-}
 
 static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=native", "-fPIC", "-shared",
                                        "-ffp-contract=off", "-fwrapv", "-fno-math-errno", "-fno-strict-aliasing"};
@@ -303,7 +282,7 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   /* the kernel takes (bufs..., vars..., core, ncores): see src/render/c.c */
   st = tkc_ffi_prepare_ex(&p->sig, k->nbufs, k->nvars, 2, "CPU");
   if (st) goto cleanup;
-  p->parallel = strstr(k->source, "tkc_hi_") != NULL && work_estimate(k) >= CPU_PARALLEL_MIN_WORK;
+  p->parallel = strstr(k->source, "tkc_hi_") != NULL && tkc_kernel_work_estimate(k) >= TKC_CPU_PARALLEL_MIN_WORK;
 cleanup:
   free(msg);
   unlink(src);
@@ -332,66 +311,13 @@ static void cpu_release(void *handle) {
 
 /* ---------------------------------------------------------------- launch */
 
-/* The number of threads for a big kernel: the online CPUs, at most $TKC_CPU_THREADS when set (>= 1). */
-static int cpu_threads(void) {
-  long n = sysconf(_SC_NPROCESSORS_ONLN);
-  if (n < 1) n = 1;
-  const char *env = getenv("TKC_CPU_THREADS");
-  if (env && *env) {
-    char *end;
-    long cap = strtol(env, &end, 10);
-    if (*end == 0 && cap >= 1 && cap < n) n = cap;
-  }
-  return n > 256 ? 256 : (int)n;
-}
-
-typedef struct cpu_chunk {
-  const cpu_prog *p;
-  void *const *bufs;
-  const int64_t *vars;
-  int core, ncores;
-  tkc_status st;
-} cpu_chunk;
-
-static void run_chunk(cpu_chunk *c) {
-  int extra[2] = {c->core, c->ncores};
-  c->st = tkc_ffi_call_ex(&c->p->sig, c->p->fn, c->bufs, c->vars, extra, "CPU");
-}
-
-static void *chunk_thread(void *arg) {
-  run_chunk(arg);
-  return NULL;
-}
-
 /* Small kernels are one call with (core 0, ncores 1); big ones run as T calls (core 0..T-1,
  * ncores T) on T-1 new threads plus this one, joined before returning. */
 static tkc_status cpu_launch(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars) {
   (void)k;
   cpu_prog *p = handle;
   if (!p || !p->fn) return tkc_err(TKC_EINVAL, "CPU: launch of a kernel that was not compiled");
-  int T = p->parallel ? cpu_threads() : 1;
-  if (T <= 1) {
-    static const int one[2] = {0, 1};
-    return tkc_ffi_call_ex(&p->sig, p->fn, bufs, vars, one, "CPU");
-  }
-  if ((p->sig.nbufs && !bufs) || (p->sig.nvars && !vars)) return tkc_err(TKC_EINVAL, "CPU: launch without its buffers/variables");
-  cpu_chunk *ch = calloc((size_t)T, sizeof *ch);
-  pthread_t *th = calloc((size_t)T, sizeof *th);
-  if (!ch || !th) {
-    free(ch), free(th);
-    return tkc_err(TKC_ENOMEM, "CPU: out of memory launching a kernel");
-  }
-  for (int i = 0; i < T; i++) ch[i] = (cpu_chunk){.p = p, .bufs = bufs, .vars = vars, .core = i, .ncores = T};
-  int started = 1; /* chunks 1..started-1 run on their own threads */
-  while (started < T && pthread_create(&th[started], NULL, chunk_thread, &ch[started]) == 0) started++;
-  for (int i = started; i < T; i++) run_chunk(&ch[i]); /* threads that could not start: done here */
-  run_chunk(&ch[0]);
-  for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
-  tkc_status st = TKC_OK;
-  for (int i = 0; i < T && !st; i++) st = ch[i].st;
-  free(ch), free(th);
-  if (st) return tkc_err(st, "CPU: a kernel chunk failed to launch");
-  return TKC_OK;
+  return tkc_ffi_call_parallel(&p->sig, p->fn, bufs, vars, p->parallel ? tkc_ffi_threads() : 1, "CPU");
 }
 
 const tkc_device_impl tkc_device_cpu = {

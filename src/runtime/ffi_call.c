@@ -1,5 +1,7 @@
 /* libffi calls of compiled kernels (see ffi_call.h). */
+#include <pthread.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include "runtime/ffi_call.h"
 
 tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who) {
@@ -68,5 +70,65 @@ tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *
   ffi_arg ret = 0;
   ffi_call((ffi_cif *)&s->cif, FFI_FN(fn), &ret, vals);
   if (heap) free(ptrs), free(vals), free(ints);
+  return TKC_OK;
+}
+
+int tkc_ffi_threads(void) {
+  long n = sysconf(_SC_NPROCESSORS_ONLN);
+  if (n < 1) n = 1;
+  const char *env = getenv("TKC_CPU_THREADS");
+  if (env && *env) {
+    char *end;
+    long cap = strtol(env, &end, 10);
+    if (*end == 0 && cap >= 1 && cap < n) n = cap;
+  }
+  return n > 256 ? 256 : (int)n;
+}
+
+typedef struct ffi_chunk {
+  const tkc_ffi_sig *s;
+  void (*fn)(void);
+  void *const *bufs;
+  const int64_t *vars;
+  const char *who;
+  int core, ncores;
+  tkc_status st;
+} ffi_chunk;
+
+static void run_chunk(ffi_chunk *c) {
+  int extra[2] = {c->core, c->ncores};
+  c->st = tkc_ffi_call_ex(c->s, c->fn, c->bufs, c->vars, extra, c->who);
+}
+
+static void *chunk_thread(void *arg) {
+  run_chunk(arg);
+  return NULL;
+}
+
+tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
+                                 int nthreads, const char *who) {
+  if (s->nextra != 2) return tkc_err(TKC_EINTERNAL, "%s: a kernel without (core, ncores) parameters launched by core", who);
+  int T = nthreads;
+  if (T <= 1) {
+    static const int one[2] = {0, 1};
+    return tkc_ffi_call_ex(s, fn, bufs, vars, one, who);
+  }
+  if ((s->nbufs && !bufs) || (s->nvars && !vars)) return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
+  ffi_chunk *ch = calloc((size_t)T, sizeof *ch);
+  pthread_t *th = calloc((size_t)T, sizeof *th);
+  if (!ch || !th) {
+    free(ch), free(th);
+    return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
+  }
+  for (int i = 0; i < T; i++) ch[i] = (ffi_chunk){.s = s, .fn = fn, .bufs = bufs, .vars = vars, .who = who, .core = i, .ncores = T};
+  int started = 1; /* chunks 1..started-1 run on their own threads */
+  while (started < T && pthread_create(&th[started], NULL, chunk_thread, &ch[started]) == 0) started++;
+  for (int i = started; i < T; i++) run_chunk(&ch[i]); /* threads that could not start: done here */
+  run_chunk(&ch[0]);
+  for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
+  tkc_status st = TKC_OK;
+  for (int i = 0; i < T && !st; i++) st = ch[i].st;
+  free(ch), free(th);
+  if (st) return tkc_err(st, "%s: a kernel chunk failed to launch", who);
   return TKC_OK;
 }

@@ -23,4 +23,18 @@ TKC_HIDDEN tkc_status tkc_ffi_call(const tkc_ffi_sig *s, void (*fn)(void), void 
 TKC_HIDDEN tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
                                       const int *extra, const char *who);
 
+/* Host kernels whose work (tkc_kernel_work_estimate) is below this run on one thread (a build may
+ * lower it, e.g. -DTKC_CPU_PARALLEL_MIN_WORK=1, to run every splittable test kernel threaded). */
+#ifndef TKC_CPU_PARALLEL_MIN_WORK
+#define TKC_CPU_PARALLEL_MIN_WORK 32768
+#endif
+/* The number of threads for a big host kernel: the online CPUs, at most $TKC_CPU_THREADS when set
+ * (1..256). */
+TKC_HIDDEN int tkc_ffi_threads(void);
+/* Runs a kernel prepared with nextra == 2 (core, ncores) as nthreads calls (core 0..nthreads-1,
+ * ncores nthreads) on nthreads-1 new threads plus this one, joined before returning; nthreads <= 1
+ * is one call with (0, 1) that creates no thread. */
+TKC_HIDDEN tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
+                                            int nthreads, const char *who);
+
 #endif

@@ -8,7 +8,7 @@
  *   triple and data layout -> O2 (LLVMRunPasses "default<O2>") and code generation into an object
  *   file in memory, both with a target machine of this compile for the host CPU (name + features)
  *   -> the ORC LLJIT links the object under its own resource tracker -> look the symbol up -> a
- *   libffi call interface for (ptr x nbufs, int x nvars).
+ *   libffi call interface for (ptr x nbufs, int x nvars, int core, int ncores).
  * Code generation happens outside the JIT on purpose: LLJIT's own compile layer shares one target
  * machine, so two threads generating code through it at once crash inside LLVM.
  * IR that does not parse or verify is TKC_ECOMPILE with LLVM's message; so is a failed link (a
@@ -27,7 +27,13 @@
  * Errors the JIT cannot hand to a caller go to an error reporter that keeps them for the failing
  * lookup's message (library code never prints).
  *
- * Buffers are 64-byte aligned host memory (the renderer declares `align 32` on every buffer). */
+ * Buffers are 64-byte aligned host memory (the renderer declares `align 32` on every buffer).
+ *
+ * Cores, exactly as the CPU device: every kernel takes two trailing i32s (core, ncores) and does its
+ * share of the work (see src/render/llvmir.c). A kernel whose IR splits a loop (%core.hi) and whose
+ * constant RANGE trip counts multiply to at least TKC_CPU_PARALLEL_MIN_WORK runs on T = online CPUs
+ * threads (at most $TKC_CPU_THREADS when set) through tkc_ffi_call_parallel; anything smaller is one
+ * call with (0, 1) and creates no thread. */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -263,6 +269,7 @@ typedef struct llvm_prog {
   LLVMOrcResourceTrackerRef rt;
   void (*fn)(void);
   tkc_ffi_sig sig;
+  bool parallel; /* big enough to spread across cores, and the IR splits a loop */
 } llvm_prog;
 
 static void prog_free(llvm_prog *p) {
@@ -380,10 +387,12 @@ static tkc_status llvm_compile(const tkc_kernel *k, void **handle) {
   }
   void *sym = (void *)(uintptr_t)addr;
   memcpy(&p->fn, &sym, sizeof p->fn); /* object -> function pointer without a cast warning */
-  if ((st = tkc_ffi_prepare(&p->sig, k->nbufs, k->nvars, "LLVM"))) {
+  /* the kernel takes (bufs..., vars..., core, ncores): see src/render/llvmir.c */
+  if ((st = tkc_ffi_prepare_ex(&p->sig, k->nbufs, k->nvars, 2, "LLVM"))) {
     prog_free(p);
     return st;
   }
+  p->parallel = strstr(k->source, "%core.hi") != NULL && tkc_kernel_work_estimate(k) >= TKC_CPU_PARALLEL_MIN_WORK;
   *handle = p;
   return TKC_OK;
 }
@@ -396,7 +405,7 @@ static tkc_status llvm_launch(const tkc_kernel *k, void *handle, void *const *bu
   (void)k;
   llvm_prog *p = handle;
   if (!p || !p->fn) return tkc_err(TKC_EINVAL, "LLVM: launch of a kernel that was not compiled");
-  return tkc_ffi_call(&p->sig, p->fn, bufs, vars, "LLVM");
+  return tkc_ffi_call_parallel(&p->sig, p->fn, bufs, vars, p->parallel ? tkc_ffi_threads() : 1, "LLVM");
 }
 
 #else /* !TKC_HAVE_LLVM */
