@@ -120,4 +120,49 @@ static inline double ref_bf16_value(uint16_t b) {
   return f;
 }
 
+/* ---- typed element access of host arrays (float16/bfloat16 through the references above) ---- */
+
+static inline double k_get_f(const void *p, tkc_dtype dt, size_t i) {
+  switch (dt) {
+  case TKC_FLOAT32: return ((const float *)p)[i];
+  case TKC_FLOAT64: return ((const double *)p)[i];
+  case TKC_FLOAT16: return ref_half_value(((const uint16_t *)p)[i]);
+  case TKC_BFLOAT16: return ref_bf16_value(((const uint16_t *)p)[i]);
+  default: return 0;
+  }
+}
+static inline int64_t k_get_i(const void *p, tkc_dtype dt, size_t i) {
+  switch (dt) {
+  case TKC_BOOL: return ((const uint8_t *)p)[i] != 0;
+  case TKC_INT8: return ((const int8_t *)p)[i];
+  case TKC_UINT8: return ((const uint8_t *)p)[i];
+  case TKC_INT16: return ((const int16_t *)p)[i];
+  case TKC_UINT16: return ((const uint16_t *)p)[i];
+  case TKC_INT32: return ((const int32_t *)p)[i];
+  case TKC_UINT32: return ((const uint32_t *)p)[i];
+  case TKC_INT64: case TKC_UINT64: return ((const int64_t *)p)[i];
+  default: return (int64_t)k_get_f(p, dt, i);
+  }
+}
+static inline uint16_t k_bf16_trunc_bits(float f) { /* tinygrad's truncate_bf16 */
+  uint32_t u;
+  memcpy(&u, &f, 4);
+  return (uint16_t)(u >> 16);
+}
+/* stores the C-cast of integer v / float f into element i */
+static inline void k_put_i(void *p, tkc_dtype dt, size_t i, int64_t v) {
+  switch (dt) {
+  case TKC_BOOL: ((uint8_t *)p)[i] = v != 0; break;
+  case TKC_INT8: case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
+  case TKC_INT16: case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
+  case TKC_INT32: case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
+  case TKC_INT64: case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
+  case TKC_FLOAT32: ((float *)p)[i] = (float)v; break;
+  case TKC_FLOAT64: ((double *)p)[i] = (double)v; break;
+  case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits((double)v); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)v); break;
+  default: break;
+  }
+}
+
 #endif

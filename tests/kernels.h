@@ -394,21 +394,12 @@ static inline void kb_buf(kspec *s, int i, tkc_dtype dt, size_t n, kfill f) {
   s->fill[i] = f;
 }
 
-static inline double kb_getf(const void *p, tkc_dtype dt, size_t i) {
-  switch (dt) {
-  case TKC_FLOAT32: return ((const float *)p)[i];
-  case TKC_FLOAT64: return ((const double *)p)[i];
-  case TKC_FLOAT16: return ref_half_value(((const uint16_t *)p)[i]);
-  case TKC_BFLOAT16: return ref_bf16_value(((const uint16_t *)p)[i]);
-  default: return 0;
-  }
-}
 static inline void kb_putf(void *p, tkc_dtype dt, size_t i, double f) {
   switch (dt) {
   case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
   case TKC_FLOAT64: ((double *)p)[i] = f; break;
   case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits(f); break;
-  case TKC_BFLOAT16: { float x = (float)f; uint32_t u; memcpy(&u, &x, 4); ((uint16_t *)p)[i] = (uint16_t)(u >> 16); break; }
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)f); break;
   default: break;
   }
 }
@@ -426,7 +417,7 @@ static void kb_ref_wmma(void **host, const kspec *s) {
   for (int m = 0; m < 16; m++)
     for (int nn = 0; nn < 8; nn++) {
       double acc = 0;
-      for (int k = 0; k < K; k++) acc += kb_getf(host[1], s->dt[1], (size_t)(m * K + k)) * kb_getf(host[2], s->dt[2], (size_t)(k * 8 + nn));
+      for (int k = 0; k < K; k++) acc += k_get_f(host[1], s->dt[1], (size_t)(m * K + k)) * k_get_f(host[2], s->dt[2], (size_t)(k * 8 + nn));
       kb_putf(host[0], s->dt[0], (size_t)(m * 8 + nn), acc);
     }
 }

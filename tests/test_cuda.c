@@ -47,28 +47,6 @@ static uint64_t rng_next(uint64_t *s) {
 }
 static double rng_unit(uint64_t *s) { return (double)(rng_next(s) >> 11) / 9007199254740992.0; }
 
-static int64_t geti(const void *p, tkc_dtype dt, size_t i) {
-  switch (dt) {
-  case TKC_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case TKC_INT8: return ((const int8_t *)p)[i];
-  case TKC_UINT8: return ((const uint8_t *)p)[i];
-  case TKC_INT16: return ((const int16_t *)p)[i];
-  case TKC_UINT16: return ((const uint16_t *)p)[i];
-  case TKC_INT32: return ((const int32_t *)p)[i];
-  case TKC_UINT32: return ((const uint32_t *)p)[i];
-  default: { int64_t v; memcpy(&v, (const char *)p + i * 8, 8); return v; }
-  }
-}
-static void puti(void *p, tkc_dtype dt, size_t i, int64_t v) {
-  switch (dt) {
-  case TKC_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-  case TKC_INT8: case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-  case TKC_INT16: case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-  case TKC_INT32: case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  default: memcpy((char *)p + i * 8, &v, 8); break;
-  }
-}
-
 static void fill(void *p, tkc_dtype dt, size_t n, kfill f, uint64_t *s) {
   static const double fspecial[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e30, 1e-30, 65504.0, 70000.0, 3.3e38, -3.4e38, 0.5, -2.5, 100.5};
   bool isf = tkc_dtype_is_float(dt), small = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16;
@@ -76,11 +54,11 @@ static void fill(void *p, tkc_dtype dt, size_t n, kfill f, uint64_t *s) {
   const int64_t ispecial[] = {lo, hi, -1, 0, 1, lo + 1, hi - 1};
   const int64_t shifts[] = {0, 1, 7, 8, 15, 16, 31, 32, 33, 63, 64, 65, 200, -1, -5, hi};
   for (size_t i = 0; i < n; i++) {
-    if (dt == TKC_BOOL) { puti(p, dt, i, (int64_t)(rng_next(s) & 1)); continue; }
+    if (dt == TKC_BOOL) { k_put_i(p, dt, i, (int64_t)(rng_next(s) & 1)); continue; }
     switch (f) {
     case KF_EXTREME:
       if (isf && i < sizeof fspecial / sizeof *fspecial) { kb_putf(p, dt, i, fspecial[i]); continue; }
-      if (!isf && i < sizeof ispecial / sizeof *ispecial) { puti(p, dt, i, ispecial[i]); continue; }
+      if (!isf && i < sizeof ispecial / sizeof *ispecial) { k_put_i(p, dt, i, ispecial[i]); continue; }
       break;
     case KF_UNARY:
       if (isf) { kb_putf(p, dt, i, 0.25 + rng_unit(s) * 12.8); continue; }
@@ -89,22 +67,22 @@ static void fill(void *p, tkc_dtype dt, size_t n, kfill f, uint64_t *s) {
       int64_t v = i == 0 ? 0 : i == 1 ? -1 : (int64_t)(rng_next(s) % 19) - 9;
       if (tkc_dtype_is_unsigned(dt) && v < 0) v = -v;
       if (isf) kb_putf(p, dt, i, (double)v);
-      else puti(p, dt, i, v);
+      else k_put_i(p, dt, i, v);
       continue;
     }
     case KF_SHIFT:
-      if (!isf) { puti(p, dt, i, i < sizeof shifts / sizeof *shifts ? shifts[i] : (int64_t)(rng_next(s) % 71)); continue; }
+      if (!isf) { k_put_i(p, dt, i, i < sizeof shifts / sizeof *shifts ? shifts[i] : (int64_t)(rng_next(s) % 71)); continue; }
       break;
     case KF_SMALLINT: {
       int64_t v = (int64_t)(rng_next(s) % 9) - 4;
       if (isf) kb_putf(p, dt, i, (double)v);
-      else puti(p, dt, i, v);
+      else k_put_i(p, dt, i, v);
       continue;
     }
     case KF_ANY: break;
     }
     if (isf) kb_putf(p, dt, i, small ? rng_unit(s) * 8 - 4 : rng_unit(s) * 200 - 100);
-    else puti(p, dt, i, (int64_t)rng_next(s));
+    else k_put_i(p, dt, i, (int64_t)rng_next(s));
   }
 }
 
@@ -134,13 +112,13 @@ static int compare(const kspec *s, int b, const void *got, const void *want, con
   tkc_dtype dt = s->dt[b];
   for (size_t i = 0; i < s->n[b]; i++) {
     if (tkc_dtype_is_float(dt)) {
-      double x = kb_getf(got, dt, i), y = kb_getf(want, dt, i);
+      double x = k_get_f(got, dt, i), y = k_get_f(want, dt, i);
       if (x == y || (isnan(x) && isnan(y)) || fabs(x - y) <= s->tol * fmax(1.0, fabs(y))) continue;
       if (bad++ < 4) printf("%s on %s: buffer %d (%s) element %zu: got %.17g want %.17g\n", s->name, dev, b, tkc_dtype_name(dt), i, x, y);
-    } else if (geti(got, dt, i) != geti(want, dt, i)) {
+    } else if (k_get_i(got, dt, i) != k_get_i(want, dt, i)) {
       if (bad++ < 4)
-        printf("%s on %s: buffer %d (%s) element %zu: got %lld want %lld\n", s->name, dev, b, tkc_dtype_name(dt), i, (long long)geti(got, dt, i),
-               (long long)geti(want, dt, i));
+        printf("%s on %s: buffer %d (%s) element %zu: got %lld want %lld\n", s->name, dev, b, tkc_dtype_name(dt), i, (long long)k_get_i(got, dt, i),
+               (long long)k_get_i(want, dt, i));
     }
   }
   return bad;

@@ -25,60 +25,18 @@ static double rnd_unit(void) { return (double)(rnd() >> 11) / 9007199254740992.0
 
 /* ---------------------------------------------------------------- typed element access */
 
-static double get_f(const void *p, tkc_dtype dt, size_t i) {
-  switch (dt) {
-  case TKC_FLOAT32: return ((const float *)p)[i];
-  case TKC_FLOAT64: return ((const double *)p)[i];
-  case TKC_FLOAT16: return ref_half_value(((const uint16_t *)p)[i]);
-  case TKC_BFLOAT16: return ref_bf16_value(((const uint16_t *)p)[i]);
-  default: return 0;
-  }
-}
-static int64_t get_i(const void *p, tkc_dtype dt, size_t i) {
-  switch (dt) {
-  case TKC_BOOL: return ((const uint8_t *)p)[i] != 0;
-  case TKC_INT8: return ((const int8_t *)p)[i];
-  case TKC_UINT8: return ((const uint8_t *)p)[i];
-  case TKC_INT16: return ((const int16_t *)p)[i];
-  case TKC_UINT16: return ((const uint16_t *)p)[i];
-  case TKC_INT32: return ((const int32_t *)p)[i];
-  case TKC_UINT32: return ((const uint32_t *)p)[i];
-  case TKC_INT64: case TKC_UINT64: return ((const int64_t *)p)[i];
-  default: return (int64_t)get_f(p, dt, i);
-  }
-}
-static uint16_t bf16_trunc_bits(float f) { /* tinygrad's truncate_bf16 */
-  uint32_t u;
-  memcpy(&u, &f, 4);
-  return (uint16_t)(u >> 16);
-}
-/* stores the C-cast of integer v / float f into element i */
-static void put_i(void *p, tkc_dtype dt, size_t i, int64_t v) {
-  switch (dt) {
-  case TKC_BOOL: ((uint8_t *)p)[i] = v != 0; break;
-  case TKC_INT8: case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)v; break;
-  case TKC_INT16: case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)v; break;
-  case TKC_INT32: case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)v; break;
-  case TKC_INT64: case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)v; break;
-  case TKC_FLOAT32: ((float *)p)[i] = (float)v; break;
-  case TKC_FLOAT64: ((double *)p)[i] = (double)v; break;
-  case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits((double)v); break;
-  case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16_trunc_bits((float)v); break;
-  default: break;
-  }
-}
 static void put_f(void *p, tkc_dtype dt, size_t i, double f) {
   switch (dt) {
   case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
   case TKC_FLOAT64: ((double *)p)[i] = f; break;
   case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits(f); break;
-  case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16_trunc_bits((float)f); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)f); break;
   case TKC_BOOL: ((uint8_t *)p)[i] = f != 0; break;
   case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)f; break; /* f >= 0 in the tests */
   case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)f; break;
   case TKC_UINT16: ((uint16_t *)p)[i] = (uint16_t)f; break;
   case TKC_UINT8: ((uint8_t *)p)[i] = (uint8_t)f; break;
-  default: put_i(p, dt, i, (int64_t)f); break;
+  default: k_put_i(p, dt, i, (int64_t)f); break;
   }
 }
 
@@ -88,21 +46,21 @@ static void *alloc_elems(tkc_dtype dt, size_t n) { return calloc(n ? n : 1, tkc_
 static void fill_random(void *p, tkc_dtype dt, size_t n) {
   for (size_t i = 0; i < n; i++) {
     if (tkc_dtype_is_float(dt)) put_f(p, dt, i, dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? (rnd_unit() * 8 - 4) : (rnd_unit() * 200 - 100));
-    else put_i(p, dt, i, (int64_t)rnd());
+    else k_put_i(p, dt, i, (int64_t)rnd());
   }
 }
 
 static void assert_same_elems(const void *got, const void *want, tkc_dtype dt, size_t n, double tol, const char *what) {
   for (size_t i = 0; i < n; i++) {
     if (tkc_dtype_is_float(dt)) {
-      double a = get_f(got, dt, i), b = get_f(want, dt, i);
+      double a = k_get_f(got, dt, i), b = k_get_f(want, dt, i);
       if (a == b || (isnan(a) && isnan(b))) continue;
       if (!(fabs(a - b) <= tol * fmax(1.0, fabs(b)))) {
         fprintf(stderr, "%s: %s element %zu: got %.9g want %.9g\n", what, tkc_dtype_name(dt), i, a, b);
         fail();
       }
-    } else if (get_i(got, dt, i) != get_i(want, dt, i)) {
-      fprintf(stderr, "%s: %s element %zu: got %lld want %lld\n", what, tkc_dtype_name(dt), i, (long long)get_i(got, dt, i), (long long)get_i(want, dt, i));
+    } else if (k_get_i(got, dt, i) != k_get_i(want, dt, i)) {
+      fprintf(stderr, "%s: %s element %zu: got %lld want %lld\n", what, tkc_dtype_name(dt), i, (long long)k_get_i(got, dt, i), (long long)k_get_i(want, dt, i));
       fail();
     }
   }
@@ -128,10 +86,10 @@ static void test_add_every_dtype(void **state) {
     fill_random(a, dt, n);
     fill_random(b, dt, n);
     for (size_t i = 0; i < n; i++) {
-      if (dt == TKC_BOOL) put_i(want, dt, i, get_i(a, dt, i) || get_i(b, dt, i));
-      else if (dt == TKC_BFLOAT16) ((uint16_t *)want)[i] = bf16_trunc_bits((float)(get_f(a, dt, i) + get_f(b, dt, i)));
-      else if (tkc_dtype_is_float(dt)) put_f(want, dt, i, get_f(a, dt, i) + get_f(b, dt, i));
-      else put_i(want, dt, i, (int64_t)((uint64_t)get_i(a, dt, i) + (uint64_t)get_i(b, dt, i)));
+      if (dt == TKC_BOOL) k_put_i(want, dt, i, k_get_i(a, dt, i) || k_get_i(b, dt, i));
+      else if (dt == TKC_BFLOAT16) ((uint16_t *)want)[i] = k_bf16_trunc_bits((float)(k_get_f(a, dt, i) + k_get_f(b, dt, i)));
+      else if (tkc_dtype_is_float(dt)) put_f(want, dt, i, k_get_f(a, dt, i) + k_get_f(b, dt, i));
+      else k_put_i(want, dt, i, (int64_t)((uint64_t)k_get_i(a, dt, i) + (uint64_t)k_get_i(b, dt, i)));
     }
     FOR_DEVICES(dev) {
       tkc_graph *g = tkc_graph_new();
@@ -157,15 +115,15 @@ static void test_cast_all_pairs(void **state) {
     void *in = alloc_elems(src, n);
     for (size_t i = 0; i < n; i++) {
       if (tkc_dtype_is_float(src)) put_f(in, src, i, fvals[i]);
-      else put_i(in, src, i, src == TKC_BOOL ? (int64_t)(i & 1) : ivals[i]);
+      else k_put_i(in, src, i, src == TKC_BOOL ? (int64_t)(i & 1) : ivals[i]);
     }
     void *want[TKC_VOID], *got[TKC_VOID];
     for (int t = 0; t < TKC_VOID; t++) {
       want[t] = alloc_elems((tkc_dtype)t, n);
       for (size_t i = 0; i < n; i++) {
-        if (tkc_dtype_is_float(src)) put_f(want[t], (tkc_dtype)t, i, get_f(in, src, i));
-        else if ((tkc_dtype)t == TKC_UINT64 || !tkc_dtype_is_float((tkc_dtype)t) || !tkc_dtype_is_unsigned(src)) put_i(want[t], (tkc_dtype)t, i, get_i(in, src, i));
-        else put_f(want[t], (tkc_dtype)t, i, (double)(uint64_t)get_i(in, src, i));
+        if (tkc_dtype_is_float(src)) put_f(want[t], (tkc_dtype)t, i, k_get_f(in, src, i));
+        else if ((tkc_dtype)t == TKC_UINT64 || !tkc_dtype_is_float((tkc_dtype)t) || !tkc_dtype_is_unsigned(src)) k_put_i(want[t], (tkc_dtype)t, i, k_get_i(in, src, i));
+        else put_f(want[t], (tkc_dtype)t, i, (double)(uint64_t)k_get_i(in, src, i));
       }
     }
     FOR_DEVICES(dev) {
@@ -216,7 +174,7 @@ static void test_bitcasts(void **state) {
     tkc_dtype from = pairs[k][0], to = pairs[k][1];
     void *in = alloc_elems(from, n);
     if (tkc_dtype_is_float(from)) fill_random(in, from, n);
-    else for (size_t i = 0; i < n; i++) put_i(in, from, i, (int64_t)(rnd() & 0x3f7fffffffffffffull)); /* finite floats */
+    else for (size_t i = 0; i < n; i++) k_put_i(in, from, i, (int64_t)(rnd() & 0x3f7fffffffffffffull)); /* finite floats */
     FOR_DEVICES(dev) {
       tkc_graph *g = tkc_graph_new();
       tkc_uop *sink = kb_bitcast(g, from, to, (int64_t)n);
@@ -246,12 +204,12 @@ static void check_reduce(tkc_op op, tkc_dtype dt, double init) {
     uint64_t iacc = (uint64_t)(int64_t)init;
     for (int k = 0; k < cols; k++) {
       size_t j = (size_t)i * cols + k;
-      if (tkc_dtype_is_float(dt)) facc = op == TKC_OP_ADD ? (double)(float)(facc + get_f(a, dt, j)) : fmax(facc, get_f(a, dt, j));
-      else if (op == TKC_OP_ADD) iacc += (uint64_t)get_i(a, dt, j);
-      else iacc = (uint64_t)((int64_t)iacc > get_i(a, dt, j) ? (int64_t)iacc : get_i(a, dt, j));
+      if (tkc_dtype_is_float(dt)) facc = op == TKC_OP_ADD ? (double)(float)(facc + k_get_f(a, dt, j)) : fmax(facc, k_get_f(a, dt, j));
+      else if (op == TKC_OP_ADD) iacc += (uint64_t)k_get_i(a, dt, j);
+      else iacc = (uint64_t)((int64_t)iacc > k_get_i(a, dt, j) ? (int64_t)iacc : k_get_i(a, dt, j));
     }
     if (tkc_dtype_is_float(dt)) put_f(want, dt, (size_t)i, facc);
-    else put_i(want, dt, (size_t)i, (int64_t)iacc);
+    else k_put_i(want, dt, (size_t)i, (int64_t)iacc);
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
@@ -395,10 +353,10 @@ static void check_divmod(tkc_dtype dt) {
   for (size_t i = 0; i < n; i++) {
     int64_t x = (int64_t)(rnd() % 201) - 100, y = (int64_t)(rnd() % 19) - 9;
     if (y == 0) y = 3;
-    put_i(a, dt, i, x);
-    put_i(b, dt, i, y);
-    put_i(wq, dt, i, x / y); /* C: truncation toward zero, remainder has the dividend's sign */
-    put_i(wr, dt, i, x % y);
+    k_put_i(a, dt, i, x);
+    k_put_i(b, dt, i, y);
+    k_put_i(wq, dt, i, x / y); /* C: truncation toward zero, remainder has the dividend's sign */
+    k_put_i(wr, dt, i, x % y);
   }
   FOR_DEVICES(dev) {
     tkc_graph *g = tkc_graph_new();
@@ -508,7 +466,7 @@ static void check_unary(tkc_dtype dt) {
     for (int k = 0; k < 6; k++) {
       void *want = alloc_elems(dt, n);
       for (size_t i = 0; i < n; i++) {
-        double v = get_f(a, dt, i), w = 0;
+        double v = k_get_f(a, dt, i), w = 0;
         switch (ops[k]) {
         case TKC_OP_EXP2: w = exp2(v); break;
         case TKC_OP_LOG2: w = log2(v); break;
