@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "tkc/base.h"
+#include "tkc/render.h" /* tkc_opt */
 
 #ifdef __cplusplus
 extern "C" {
@@ -136,6 +137,10 @@ TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or
 
 /* Computes t (and what it needs) on the ctx's device. */
 TKC_API tkc_status tkc_realize(tkc_tensor *t);
+/* Realizes t with these kernel opts (tkc/render.h) for the kernel that computes t, instead of the
+ * heuristics' (earlier kernels of its schedule keep theirs). TKC_EINVAL with the reason when an opt is
+ * illegal for that kernel, when t is realized already or needs no kernel; nothing is run then. */
+TKC_API tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts);
 /* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
 TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
 /* Number of kernels t's schedule still needs (0 once realized); -1 on error. */

@@ -47,6 +47,30 @@ TKC_API const tkc_renderer *tkc_renderer_get(const char *name);
 /* Renders a linearized kernel with r; malloc'ed source (tkc_free) or NULL with the reason. */
 TKC_API char *tkc_render(const tkc_renderer *r, const char *name, tkc_uop *const *uops, size_t n);
 
+/* ---------------------------------------------------------------- kernel opts (tinygrad's Opt)
+ * A kernel's axes, in loop order: its output dims of size > 1 (global), then its reduce dims, then
+ * the lane axes that opts split off (upcast: one output per lane; unroll: one accumulator per lane,
+ * combined after the loop). An opt names an axis by its index in that order:
+ *   UPCAST axis amount   split amount lanes off an output axis (the size must divide)
+ *   UNROLL axis amount   split amount lanes off a reduce axis; axis counts from the first reduce axis
+ *   PADTO  axis amount   round the axis up to a multiple of amount (masked past the end)
+ *   SWAP   axis amount   exchange the loop order of output axes axis and amount
+ *   LOCAL / GROUP / GROUPTOP / NOLOCALS / TC   GPU workgroup opts (TKC_EUNSUPPORTED where not built)
+ * Applying an illegal opt fails with TKC_EINVAL and the reason; nothing aborts. */
+typedef enum tkc_opt_op {
+  TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_LOCAL, TKC_OPT_GROUP, TKC_OPT_GROUPTOP,
+  TKC_OPT_PADTO, TKC_OPT_SWAP, TKC_OPT_NOLOCALS, TKC_OPT_TC
+} tkc_opt_op;
+
+typedef struct tkc_opt {
+  tkc_opt_op op;
+  int axis;
+  int amount;
+} tkc_opt;
+
+/* "UPCAST", "UNROLL", ...; NULL when out of range. */
+TKC_API const char *tkc_opt_name(tkc_opt_op op);
+
 /* Orders a kernel graph (a SINK of STOREs) into an instruction list: sources before users, RANGE/IF
  * opened before and ENDRANGE/ENDIF placed after everything inside them, DEFINE_ACC right before its
  * reduce loop, loop-invariant UOps outside loops, deterministic. The ENDRANGE/ENDIF UOps are built in

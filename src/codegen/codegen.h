@@ -8,4 +8,28 @@
 /* tinygrad's pm_render: the rewrites that put a kernel into the form renderers read. */
 TKC_HIDDEN const tkc_matcher *tkc_render_prep(void);
 
+/* ---------------------------------------------------------------- expander (expander.c) */
+#define TKC_MAX_VEC 16 /* the widest vector the expander makes */
+
+/* Packs W lanes into vector UOps in g; accumulators it makes are numbered from *naccs on. */
+typedef struct tkc_packer tkc_packer;
+TKC_HIDDEN tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs);
+TKC_HIDDEN void tkc_packer_free(tkc_packer *p);
+/* W scalar values -> one vector value, or NULL when they cannot share one (an accumulator of its own). */
+TKC_HIDDEN tkc_uop *tkc_pack_values(tkc_packer *p, tkc_uop *const *lanes);
+/* W STOREs -> one vector STORE, or NULL when their addresses are not one contiguous run. */
+TKC_HIDDEN tkc_uop *tkc_pack_stores(tkc_packer *p, tkc_uop *const *stores);
+
+/* ---------------------------------------------------------------- devectorizer (devectorizer.c) */
+/* tinygrad's late rewrites: a float multiply feeding an add becomes one fused MULACC (FMA). */
+TKC_HIDDEN const tkc_matcher *tkc_late_rules(void);
+
+/* ---------------------------------------------------------------- lowerer (lowerer.c) */
+struct tkc_kshape;
+/* The kernel for ast (SINK(STORE(DEFINE_GLOBAL, VIEW, value)), arg = (output shape, full shape)) as
+ * UOps with ranges (or SPECIAL launch indices when r has global dims) and index math, simplified. */
+TKC_HIDDEN tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r);
+/* The same with the axes and opts of ks (tkc_kshape_init of ast, then opts applied). */
+TKC_HIDDEN tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const struct tkc_kshape *ks, const tkc_renderer *r);
+
 #endif

@@ -1,31 +1,33 @@
-/* The lowerer: a kernel AST (from the scheduler) -> UOps with loops, launch indices and index math
- * (tinygrad's lowerer.py). Output dims become RANGE loops on devices without launch indices, or one
- * flattened launch grid (gidx/lidx SPECIALs) on devices with them; reduce dims become RANGE loops
- * inside, with a DEFINE_ACC per REDUCE_AXIS. Views become index and validity expressions, and the
- * whole kernel is then simplified with the symbolic rules. */
+/* The lowerer: a kernel AST (from the scheduler) + its axes and opts -> UOps with loops, launch
+ * indices and index math (tinygrad's lowerer.py + the lane part of its expander). Loop axes become
+ * RANGEs (in loop order) on devices without launch indices, or one flattened launch grid
+ * (gidx/lidx SPECIALs) on devices with them. Lane axes (UPCAST, UNROLL) are constants: the kernel is
+ * lowered once per lane, and on host renderers with vectors the lanes of the first upcast (unroll)
+ * axis are packed into vector UOps by the expander. Each REDUCE_AXIS gets a DEFINE_ACC per lane (or
+ * per vector of lanes), combined after the loop. Views become index and validity expressions, and
+ * the whole kernel is then simplified with the symbolic rules. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include "graph/graph.h"
+#include "codegen/codegen.h"
+#include "codegen/opts.h"
 
 typedef struct lower {
   tkc_graph *g;
+  const tkc_kshape *ks;
   int ndim;
-  int64_t out[TKC_MAX_DIMS], full[TKC_MAX_DIMS];
+  tkc_uop *axis_idx[TKC_MAX_AXES]; /* RANGE / launch index / lane constant of each axis */
   tkc_uop *idx_out[TKC_MAX_DIMS], *idx_full[TKC_MAX_DIMS];
   tkc_uop *launch_valid; /* a partial last launch block: lanes past the end do nothing */
+  tkc_uop *pad_out, *pad_reduce; /* inside the real (unpadded) output / reduce dims; NULL: no PADTO */
   tkc_umap memo[2];      /* outside / inside a reduce */
   int naccs;
+  bool vectors;          /* pack lanes into vector UOps */
+  tkc_packer *packers[5]; /* by log2 of the width */
 } lower;
 
 static tkc_dt i32(void) { return tkc_dt_of(TKC_INT32); }
 static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, i32(), v); }
-
-static int shape_of(const tkc_arg *a, int64_t *shape) {
-  if (a->kind != TKC_ARG_TUPLE || a->n > TKC_MAX_DIMS) return -1;
-  for (uint32_t i = 0; i < a->n; i++) shape[i] = a->v.t[i].v.i;
-  return (int)a->n;
-}
 
 static tkc_uop *and2(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return !a ? b : !b ? a : tkc_uop_alu2(g, TKC_OP_AND, a, b); }
 
@@ -39,15 +41,149 @@ static tkc_uop *identity_of(tkc_graph *g, tkc_op op, tkc_dt dt) {
   return tkc_uop_const_int(g, dt, dt.scalar == TKC_UINT64 ? 0 : tkc_dtype_min((tkc_dtype)dt.scalar));
 }
 
+/* Each dim's index from its axes; the validity of padded dims. */
+static void set_indices(lower *L) {
+  tkc_graph *g = L->g;
+  const tkc_kshape *ks = L->ks;
+  tkc_uop *pad_out = NULL, *pad_reduce = NULL;
+  for (int d = 0; d < L->ndim; d++) {
+    tkc_uop *idx = NULL;
+    int64_t c = 0;
+    for (int a = 0; a < ks->naxes; a++) {
+      if (ks->ax[a].dim != d) continue;
+      tkc_uop *x = L->axis_idx[a];
+      if (x->op == TKC_OP_CONST) c += tkc_uop_const_i(x) * ks->ax[a].stride;
+      else {
+        tkc_uop *t = ks->ax[a].stride == 1 ? x : tkc_uop_alu2(g, TKC_OP_MUL, x, ci(g, ks->ax[a].stride));
+        idx = idx ? tkc_uop_alu2(g, TKC_OP_ADD, idx, t) : t;
+      }
+    }
+    idx = !idx ? ci(g, c) : c ? tkc_uop_alu2(g, TKC_OP_ADD, idx, ci(g, c)) : idx;
+    int reduce = ks->full[d] != ks->out[d];
+    L->idx_full[d] = idx;
+    L->idx_out[d] = reduce ? ci(g, 0) : idx;
+    if (ks->padded[d] > ks->full[d]) {
+      tkc_uop *in = tkc_uop_alu2(g, TKC_OP_CMPLT, idx, ci(g, ks->full[d]));
+      if (reduce) pad_reduce = and2(g, pad_reduce, in);
+      else pad_out = and2(g, pad_out, in);
+    }
+  }
+  L->pad_out = pad_out;
+  L->pad_reduce = pad_reduce;
+}
+
+/* Lane number `lane` of the lane axes in list (the first one varies fastest) as constants. */
+static void set_lanes(lower *L, const int *axes, int n, int64_t lane) {
+  for (int j = 0; j < n; j++) {
+    int64_t size = L->ks->ax[axes[j]].size;
+    L->axis_idx[axes[j]] = ci(L->g, lane % size);
+    lane /= size;
+  }
+  set_indices(L);
+}
+
+/* The lane axes of kind in ks whose dim is in dims (NULL: any); returns their count, *lanes their product. */
+static int lane_axes(const lower *L, tkc_axis_kind kind, const bool *dims, int *axes, int64_t *lanes) {
+  int n = 0;
+  *lanes = 1;
+  for (int a = 0; a < L->ks->naxes; a++)
+    if (L->ks->ax[a].kind == kind && (!dims || dims[L->ks->ax[a].dim])) {
+      axes[n++] = a;
+      *lanes *= L->ks->ax[a].size;
+    }
+  return n;
+}
+
+/* The packer for vectors of the first lane axis in axes, or NULL when its lanes stay scalar. */
+static tkc_packer *packer_for(lower *L, const int *axes, int n) {
+  if (!L->vectors || !n) return NULL;
+  int64_t w = L->ks->ax[axes[0]].size;
+  int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
+  if (!k) return NULL;
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs);
+  return L->packers[k];
+}
+
+static tkc_uop *fold(tkc_graph *g, tkc_op op, tkc_uop *const *v, int64_t n) {
+  tkc_uop *r = v[0];
+  for (int64_t i = 1; i < n && r; i++) r = tkc_uop_alu2(g, op, r, v[i]);
+  return r;
+}
+
 /* the index and validity of a view at the current indices */
 static tkc_status view_at(lower *L, const tkc_uop *view, int in_reduce, tkc_uop **idx, tkc_uop **valid) {
   tkc_st st;
   if (tkc_st_from_arg(&st, &view->arg)) return tkc_err(TKC_EINTERNAL, "lowerer: malformed VIEW");
   if (tkc_st_ndim(&st) != L->ndim) return tkc_err(TKC_EINTERNAL, "lowerer: a view of rank %d in a rank-%d kernel", tkc_st_ndim(&st), L->ndim);
-  return tkc_st_expr(&st, L->g, in_reduce ? L->idx_full : L->idx_out, idx, valid);
+  tkc_status r = tkc_st_expr(&st, L->g, in_reduce ? L->idx_full : L->idx_out, idx, valid);
+  if (!r) *valid = and2(L->g, *valid, in_reduce ? and2(L->g, L->pad_out, L->pad_reduce) : L->pad_out);
+  return r;
 }
 
 static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
+
+/* REDUCE_AXIS(op, axes): the source once per unroll lane, an accumulator per lane (or per vector
+ * of lanes) over the reduce loops, the lanes combined after the loop. */
+static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
+  tkc_graph *g = L->g;
+  const tkc_kshape *ks = L->ks;
+  tkc_op op = (tkc_op)u->arg.v.t[0].v.i;
+  const tkc_arg *axes = &u->arg.v.t[1];
+  bool dims[TKC_MAX_DIMS] = {false};
+  for (uint32_t i = 0; i < axes->n; i++) {
+    int64_t d = axes->v.t[i].v.i;
+    if (d < 0 || d >= L->ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: reduce axis %lld of a rank-%d kernel", (long long)d, L->ndim);
+    if (ks->full[d] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
+    dims[d] = true;
+  }
+  tkc_uop *acc_src[1 + TKC_MAX_AXES];
+  int nr = 1;
+  for (int a = 0; a < ks->naxes; a++)
+    if (ks->ax[a].kind == TKC_AX_REDUCE && dims[ks->ax[a].dim]) acc_src[nr++] = L->axis_idx[a];
+  int un[TKC_MAX_AXES];
+  int64_t nl;
+  int nun = lane_axes(L, TKC_AX_UNROLL, dims, un, &nl);
+  tkc_uop **vals = malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
+  if (!vals) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
+  tkc_uop *ident = identity_of(g, op, u->dtype);
+  for (int64_t lane = 0; lane < nl; lane++) {
+    if (nun) {
+      set_lanes(L, un, nun, lane);
+      tkc_umap_free(&L->memo[1]);
+    }
+    tkc_uop *v = lower_uop(L, u->src[0], 1);
+    if (v && L->pad_reduce) v = tkc_uop_alu3(g, TKC_OP_WHERE, L->pad_reduce, v, ident); /* padding adds nothing */
+    if (!(vals[lane] = v)) goto done;
+  }
+  tkc_umap_free(&L->memo[1]);
+  if (nr == 1) { /* no loop left: the lanes are the whole reduction */
+    r = fold(g, op, vals, nl);
+    goto done;
+  }
+  tkc_packer *P = packer_for(L, un, nun);
+  int64_t w = P ? ks->ax[un[0]].size : 1, nt = 0;
+  for (int64_t base = 0; base < nl; base += w) {
+    tkc_uop *pv = P ? tkc_pack_values(P, vals + base) : NULL;
+    for (int64_t k = 0; k < (pv ? 1 : w); k++) {
+      tkc_uop *v = pv ? pv : vals[base + k];
+      acc_src[0] = pv ? tkc_uop_new(g, TKC_OP_CONST, v->dtype, 0, NULL, ident->arg) : ident;
+      tkc_uop *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, v->dtype, nr, acc_src, tkc_arg_int(L->naccs++));
+      tkc_uop *s2[2] = {acc, tkc_uop_alu2(g, op, acc, v)};
+      tkc_uop *asg = s2[1] ? tkc_uop_new(g, TKC_OP_ASSIGN, v->dtype, 2, s2, tkc_arg_none()) : NULL;
+      if (!asg) goto done;
+      if (!pv) terms[nt++] = asg;
+      else
+        for (int i = 0; i < (int)w; i++) {
+          tkc_arg ix = tkc_arg_int(i);
+          if (!(terms[nt++] = tkc_uop_new(g, TKC_OP_GEP, u->dtype, 1, &asg, tkc_arg_tuple(&ix, 1)))) goto done;
+        }
+    }
+  }
+  r = fold(g, op, terms, nt);
+done:
+  free(vals);
+  return r;
+}
 
 static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
   tkc_graph *g = L->g;
@@ -71,24 +207,7 @@ static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
   case TKC_OP_VIEW: /* an iota leaf: the index itself */
     if (view_at(L, u, in_reduce, &idx, &valid)) return NULL;
     return valid ? tkc_uop_alu3(g, TKC_OP_WHERE, valid, idx, ci(g, 0)) : idx;
-  case TKC_OP_REDUCE_AXIS: {
-    tkc_op op = (tkc_op)u->arg.v.t[0].v.i;
-    const tkc_arg *axes = &u->arg.v.t[1];
-    tkc_uop *src[1 + TKC_MAX_DIMS];
-    int n = 1;
-    for (uint32_t i = 0; i < axes->n; i++) {
-      int64_t ax = axes->v.t[i].v.i;
-      if (L->full[ax] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
-      if (L->idx_full[ax]->op == TKC_OP_RANGE) src[n++] = L->idx_full[ax];
-    }
-    tkc_uop *val = lower_uop(L, u->src[0], 1);
-    if (!val || n == 1) return val; /* nothing to loop over */
-    src[0] = identity_of(g, op, u->dtype);
-    tkc_uop *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, u->dtype, n, src, tkc_arg_int(L->naccs++));
-    tkc_uop *upd = tkc_uop_alu2(g, op, acc, val);
-    tkc_uop *s2[2] = {acc, upd};
-    return upd ? tkc_uop_new(g, TKC_OP_ASSIGN, u->dtype, 2, s2, tkc_arg_none()) : NULL;
-  }
+  case TKC_OP_REDUCE_AXIS: return lower_reduce(L, u);
   case TKC_OP_STORE: { /* STORE(DEFINE_GLOBAL, VIEW, value) */
     tkc_uop *val = lower_uop(L, u->src[2], 0);
     if (!val || view_at(L, u->src[1], 0, &idx, &valid)) return NULL;
@@ -116,10 +235,14 @@ static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce) {
   return r;
 }
 
-/* Output indices as one flattened launch grid: linear = (gidx1*G0 + gidx0)*L + lidx0. */
+/* The global axes as one flattened launch grid: linear = (gidx1*G0 + gidx0)*L + lidx0, the last
+ * global axis varying fastest. */
 static void launch_indices(lower *L, const tkc_renderer *r) {
   tkc_graph *g = L->g;
-  int64_t total = tkc_shape_numel(L->ndim, L->out), maxl = r->local_max[0] > 0 ? r->local_max[0] : 1, l = 1;
+  const tkc_kshape *ks = L->ks;
+  int nglobal = tkc_kshape_first_reduce(ks);
+  int64_t total = 1, maxl = r->local_max[0] > 0 ? r->local_max[0] : 1, l = 1;
+  for (int a = 0; a < nglobal; a++) total *= ks->ax[a].size;
   if (maxl > 256) maxl = 256;
   while (l * 2 <= maxl && total % (l * 2) == 0) l *= 2; /* a block size that divides: no partial block */
   int64_t blocks = total / l, g0 = blocks, g1 = 1;
@@ -137,62 +260,67 @@ static void launch_indices(lower *L, const tkc_renderer *r) {
   if (l > 1) linear = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, linear, ci(g, l)), tkc_uop_special(g, "lidx0", l));
   if (g0 * g1 * l != total) L->launch_valid = tkc_uop_alu2(g, TKC_OP_CMPLT, linear, ci(g, total));
   int64_t stride = 1;
-  for (int i = L->ndim - 1; i >= 0; i--) {
-    if (L->out[i] == 1) { L->idx_out[i] = ci(g, 0); continue; }
+  for (int a = nglobal - 1; a >= 0; a--) {
     tkc_uop *q = stride == 1 ? linear : tkc_uop_alu2(g, TKC_OP_IDIV, linear, ci(g, stride));
-    stride *= L->out[i];
-    L->idx_out[i] = stride == total ? q : tkc_uop_alu2(g, TKC_OP_MOD, q, ci(g, L->out[i]));
+    stride *= ks->ax[a].size;
+    L->axis_idx[a] = stride == total ? q : tkc_uop_alu2(g, TKC_OP_MOD, q, ci(g, ks->ax[a].size));
   }
 }
 
-/* On loop devices a reduce kernel computes UPCAST neighbouring outputs of its last output dim per
- * iteration (tinygrad's UPCAST opt): UPCAST accumulators share one pass over the reduce loop, so
- * loads that do not depend on that dim (a row of a matmul) are read once, and the ones that do are
- * contiguous. */
-#define UPCAST 4
-
-static int upcast_dim(const lower *L) {
-  int reduce = 0, d = -1;
-  for (int i = 0; i < L->ndim; i++) reduce |= L->full[i] != L->out[i];
-  for (int i = 0; i < L->ndim; i++)
-    if (L->out[i] > 1 && L->full[i] == L->out[i]) d = i;
-  return reduce && d >= 0 && L->out[d] % UPCAST == 0 && L->out[d] >= 2 * UPCAST ? d : -1;
+tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
+  if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
+  lower L = {.g = g, .ks = ks, .ndim = ks->ndim};
+  int gpu = r && r->global_max[0] > 0;
+  L.vectors = r && !gpu && r->supports_float4;
+  if (gpu) launch_indices(&L, r);
+  for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++)
+    L.axis_idx[a] = ks->ax[a].kind >= TKC_AX_UPCAST ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, ks->ax[a].size), a);
+  int up[TKC_MAX_AXES];
+  int64_t nl;
+  int nup = lane_axes(&L, TKC_AX_UPCAST, NULL, up, &nl);
+  size_t nparams = 0, n;
+  tkc_uop **order = tkc_toposort(ast, &n);
+  if (!order) return NULL;
+  for (size_t i = 0; i < n; i++) nparams += order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0;
+  tkc_uop **src = malloc(((size_t)nl + nparams) * sizeof *src), *sink = NULL;
+  int64_t ns = 0;
+  if (!src) {
+    free(order);
+    return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
+  }
+  set_indices(&L);
+  for (int64_t lane = 0; lane < nl; lane++) { /* one STORE per output lane */
+    set_lanes(&L, up, nup, lane);
+    tkc_umap_free(&L.memo[0]);
+    tkc_umap_free(&L.memo[1]);
+    if (!(src[ns++] = lower_uop(&L, ast->src[0], 0))) goto done;
+  }
+  tkc_packer *P = packer_for(&L, up, nup);
+  if (P) { /* the first upcast axis as vectors: W contiguous STOREs -> one vector STORE */
+    int64_t w = ks->ax[up[0]].size, kept = 0;
+    for (int64_t base = 0; base < ns; base += w) {
+      tkc_uop *v = tkc_pack_stores(P, src + base);
+      if (v) src[kept++] = v;
+      else
+        for (int64_t k = 0; k < w; k++) src[kept++] = src[base + k];
+    }
+    ns = kept;
+  }
+  /* every buffer stays a parameter, even one the simplified kernel no longer reads */
+  for (size_t i = 0; i < n; i++)
+    if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
+  sink = tkc_uop_sink(g, (int)ns, src);
+  if (sink) sink = tkc_simplify(g, sink);
+done:
+  tkc_umap_free(&L.memo[0]);
+  tkc_umap_free(&L.memo[1]);
+  for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);
+  free(order);
+  free(src);
+  return sink;
 }
 
 tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
-  lower L = {.g = g};
-  if (!ast || ast->op != TKC_OP_SINK || ast->arg.kind != TKC_ARG_TUPLE || ast->arg.n != 2 || ast->nsrc != 1)
-    return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE) with shapes");
-  L.ndim = shape_of(&ast->arg.v.t[0], L.out);
-  if (L.ndim < 0 || shape_of(&ast->arg.v.t[1], L.full) != L.ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: bad kernel shapes");
-  int gpu = r && r->global_max[0] > 0, up = gpu ? -1 : upcast_dim(&L);
-  if (gpu) launch_indices(&L, r);
-  else
-    for (int i = 0; i < L.ndim; i++)
-      L.idx_out[i] = L.out[i] == 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, i == up ? L.out[i] / UPCAST : L.out[i]), i);
-  for (int i = 0; i < L.ndim; i++)
-    L.idx_full[i] = L.full[i] == L.out[i] ? L.idx_out[i] : L.full[i] <= 1 ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, L.full[i]), L.ndim + i);
-  tkc_uop *src[UPCAST + 33];
-  int ns = 0, lanes = up >= 0 ? UPCAST : 1;
-  tkc_uop *base = up >= 0 ? L.idx_out[up] : NULL;
-  for (int lane = 0; lane < lanes; lane++) {
-    if (up >= 0) { /* this lane's index: range*UPCAST + lane */
-      L.idx_out[up] = L.idx_full[up] = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, base, ci(g, UPCAST)), ci(g, lane));
-      tkc_umap_free(&L.memo[0]);
-      tkc_umap_free(&L.memo[1]);
-    }
-    if (!(src[ns++] = lower_uop(&L, ast->src[0], 0))) break;
-  }
-  tkc_umap_free(&L.memo[0]);
-  tkc_umap_free(&L.memo[1]);
-  if (!src[ns - 1]) return NULL;
-  /* every buffer stays a parameter, even one the simplified kernel no longer reads */
-  size_t n;
-  tkc_uop **order = tkc_toposort(ast, &n);
-  if (!order) return NULL;
-  for (size_t i = 0; i < n && ns < UPCAST + 33; i++)
-    if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
-  free(order);
-  tkc_uop *sink = tkc_uop_sink(g, ns, src);
-  return sink ? tkc_simplify(g, sink) : NULL;
+  tkc_kshape ks;
+  return tkc_kshape_init(&ks, ast) ? NULL : tkc_lower_opts(g, ast, &ks, r);
 }

@@ -1,15 +1,8 @@
-/* Lazy nodes: the refcounted graph behind tensors, and realizing it (schedule -> lower -> run). */
+/* Lazy nodes: the refcounted graph behind tensors. Realizing them is engine/realize.c. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "graph/graph.h"
-#include "runtime/device.h"
-
-int64_t tkc_shape_numel(int ndim, const int64_t *shape) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  return n;
-}
 
 tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n) {
   tkc_rbuf *rb = malloc(sizeof *rb);
@@ -120,50 +113,8 @@ tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape) {
   return m;
 }
 
-/* ---------------------------------------------------------------- running a schedule */
-
-static tkc_buffer *buffer_of(tkc_lazy *n) { return n->kind == TKC_LZ_BUFFER ? n->rbuf->buf : NULL; }
-
-static void kernel_name(const tkc_sched_item *it, char *buf, size_t n) {
-  const tkc_arg *shapes = &it->ast->arg; /* (output shape, full shape) */
-  const tkc_arg *out = &shapes->v.t[0], *full = &shapes->v.t[1];
-  int reduce = 0;
-  for (uint32_t i = 0; i < full->n; i++) reduce |= full->v.t[i].v.i != out->v.t[i].v.i;
-  size_t k = (size_t)snprintf(buf, n, "%s", reduce ? "r" : "E");
-  for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
-}
-
-static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it) {
-  tkc_lazy *out = it->out;
-  tkc_device *d = out->ctx->dev;
-  int64_t numel = tkc_shape_numel(out->ndim, out->shape);
-  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel);
-  if (!rb) return tkc_last_status();
-  tkc_status st = TKC_OK;
-  if (numel > 0) {
-    char name[96];
-    kernel_name(it, name, sizeof name);
-    tkc_uop *k = tkc_lower(s->g, it->ast, tkc_device_renderer(d));
-    tkc_program *p = k ? tkc_program_new(d, s->g, k, name) : NULL;
-    if (!p) st = tkc_last_status();
-    tkc_buffer *bufs[33];
-    bufs[0] = rb->buf;
-    for (int i = 0; !st && i < it->ninputs; i++)
-      if (!(bufs[i + 1] = buffer_of(it->inputs[i]))) st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, name);
-    if (!st) st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
-    tkc_program_free(p);
-  }
-  if (!st) {
-    tkc_st cst;
-    tkc_st_contiguous(&cst, out->ndim, out->shape);
-    st = tkc_lazy_become_buffer(out, rb, &cst);
-  }
-  tkc_rbuf_unref(rb);
-  return st;
-}
-
 /* n is a chain of movement ops over a realized node: see the same data through a composed view. */
-static tkc_status become_view(tkc_lazy *n) {
+tkc_status tkc_lazy_become_view(tkc_lazy *n) {
   tkc_lazy *chain[256];
   int len = 0;
   tkc_lazy *b = n;
@@ -179,14 +130,4 @@ static tkc_status become_view(tkc_lazy *n) {
     if (s) return s;
   }
   return tkc_lazy_become_buffer(n, b->rbuf, &st);
-}
-
-tkc_status tkc_lazy_realize(tkc_lazy *n) {
-  if (n->kind == TKC_LZ_BUFFER) return TKC_OK;
-  tkc_schedule s = {0};
-  tkc_status st = tkc_schedule_build(&s, n);
-  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s, &s.items[i]);
-  tkc_schedule_free(&s);
-  if (!st && n->kind == TKC_LZ_MOVE) st = become_view(n);
-  return st;
 }

@@ -356,30 +356,11 @@ int tkc_kernel_count(tkc_tensor *t) {
 char *tkc_kernels_source(tkc_tensor *t, const char *renderer) {
   if (tkc_check(t)) return NULL;
   const tkc_renderer *r = tkc_renderer_get(renderer);
-  if (!r) return NULL;
-  tkc_schedule s;
-  if (tkc_schedule_build(&s, t->node)) {
-    tkc_schedule_free(&s);
-    return NULL;
-  }
-  tkc_sbuf out = {0};
-  int failed = 0;
-  for (size_t i = 0; i < s.n && !failed; i++) {
-    char name[32];
-    snprintf(name, sizeof name, "kernel%zu", i);
-    tkc_uop *k = tkc_lower(s.g, s.items[i].ast, r);
-    char *src = k ? tkc_codegen_source(k, r, name) : NULL;
-    if (!src) failed = 1;
-    else {
-      tkc_sbuf_puts(&out, src);
-      tkc_sbuf_puts(&out, "\n");
-      free(src);
-    }
-  }
-  tkc_schedule_free(&s);
-  if (failed) {
-    free(out.s);
-    return NULL;
-  }
-  return tkc_sbuf_take(&out);
+  return r ? tkc_lazy_kernels_source(t->node, r) : NULL;
+}
+
+tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts) {
+  if (tkc_check(t)) return tkc_last_status();
+  if (nopts < 0 || (nopts > 0 && !opts)) return tkc_err(TKC_EINVAL, "tkc_realize_opts: %s", nopts < 0 ? "negative nopts" : "NULL opts");
+  return tkc_lazy_realize_opts(t->node, opts, nopts);
 }

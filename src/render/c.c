@@ -297,13 +297,10 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int op, int s, const char *co
   case TKC_OP_ADD: e = xfmt(c, "(%s%s+%s)", dc, a[0], a[1]); break;
   case TKC_OP_SUB: e = xfmt(c, "(%s%s-%s)", dc, a[0], a[1]); break;
   case TKC_OP_MUL: e = xfmt(c, "(%s%s*%s)", dc, a[0], a[1]); break;
-  case TKC_OP_MULACC: /* one rounding of the exact-ish product sum, as tkc_alu_eval (in double) */
-    e = xfmt(c, "((%s%s*%s)+%s)", s == TKC_FLOAT32 || s == TKC_FLOAT16 ? "(double)" : dc, a[0], a[1], a[2]);
-    if (e && s == TKC_FLOAT32) {
-      char *w = xfmt(c, "((float)%s)", e);
-      free(e);
-      return w;
-    }
+  case TKC_OP_MULACC: /* one fused multiply-add; half and bfloat16 through float, as tkc_alu_eval */
+    e = s == TKC_FLOAT64 ? xfmt(c, "__builtin_fma(%s,%s,%s)", a[0], a[1], a[2])
+        : isf ? xfmt(c, "__builtin_fmaf((float)%s,(float)%s,(float)%s)", a[0], a[1], a[2])
+              : xfmt(c, "((%s*%s)+%s)", a[0], a[1], a[2]);
     break;
   case TKC_OP_FDIV:
     if (!isf) return fail_unsupported(c, u, "FDIV on an integer type");

@@ -38,7 +38,7 @@
  *    memory and a float holding a bfloat16 value in registers: loads shift the bits up, stores shift
  *    them down, and bf16 arithmetic is done in double and rounded by tinygrad's truncate_bf16
  *    (|x| > 0x1.fep127 -> inf, else the float with its low 16 bits cleared), as src/uops/alu.c does.
- *  - float16 is LLVM's half; fused multiply-add (MULACC) of float32/half is done in double, as INTERP.
+ *  - float16 is LLVM's half; MULACC is one fused multiply-add (llvm.fma; half and bfloat16 through float), as INTERP.
  *  - integers wrap (no nsw/nuw on user arithmetic). IDIV/MOD by a divisor that is not proven safe are
  *    guarded: x/0 = x%0 = 0, INT_MIN/-1 wraps, x%-1 = 0 (LLVM's sdiv/srem would be undefined).
  *    Shifts by a count outside [0, bits) give INTERP's answer (0, or the sign fill for SHR of signed
@@ -558,14 +558,15 @@ static const char *float_alu(lctx *c, const tkc_uop *u, int op, int s, int n, co
     const char *lt = ins(c, NULL, "fcmp olt %s %s, %s", t, a[0], a[1]);
     return ins(c, res, "select %s %s, %s %s, %s %s", ty(c, TKC_BOOL, n, false), lt, t, a[1], t, a[0]);
   }
-  case TKC_OP_MULACC: {
-    if (s == TKC_FLOAT64) return ins(c, res, "fadd " FMF " %s %s, %s", t, ins(c, NULL, "fmul " FMF " %s %s, %s", t, a[0], a[1]), a[2]);
-    /* one rounding of the (exact) product plus c, computed in double as INTERP */
-    const char *dt = ty(c, TKC_FLOAT64, n, false), *x[3];
-    for (int k = 0; k < 3; k++) x[k] = ins(c, NULL, "fpext %s %s to %s", t, a[k], dt);
-    const char *p = ins(c, NULL, "fmul " FMF " %s %s, %s", dt, x[0], x[1]);
-    const char *q = ins(c, NULL, "fadd " FMF " %s %s, %s", dt, p, x[2]);
-    return ins(c, res, "fptrunc %s %s to %s", dt, q, t);
+  case TKC_OP_MULACC: { /* one fused multiply-add (llvm.fma); half through float, as INTERP */
+    if (s == TKC_FLOAT16) {
+      const char *ft = ty(c, TKC_FLOAT32, n, false), *x[3];
+      for (int k = 0; k < 3; k++) x[k] = ins(c, NULL, "fpext %s %s to %s", t, a[k], ft);
+      return ins(c, res, "fptrunc %s %s to %s", ft, float_alu(c, u, op, TKC_FLOAT32, n, x, NULL), t);
+    }
+    const char *nm = S(c, "llvm.fma.%s", mangle(c, s, n));
+    declare(c, S(c, "declare %s @%s(%s, %s, %s)", t, nm, t, t, t));
+    return ins(c, res, "call %s @%s(%s %s, %s %s, %s %s)", t, nm, t, a[0], t, a[1], t, a[2]);
   }
   case TKC_OP_SQRT: return call1(c, "sqrt", s, n, a[0], res);
   case TKC_OP_EXP2: return call1(c, "exp2", s, n, a[0], res);
@@ -626,6 +627,7 @@ static const char *render_alu(lctx *c, const tkc_uop *u, const char *res) {
   if (s == TKC_BFLOAT16) {
     if (op == TKC_OP_NEG) return ins(c, res, "fneg " FMF " %s %s", ty(c, TKC_FLOAT32, n, false), a[0]);
     if (op == TKC_OP_MAX) return float_alu(c, u, op, TKC_FLOAT32, n, a, res);
+    if (op == TKC_OP_MULACC) return c->failed ? "" : bf16_round(c, float_alu(c, u, op, TKC_FLOAT32, n, a, NULL), false, n, res);
     /* computed in double, then truncated to bfloat16 (as INTERP) */
     const char *x[3] = {NULL, NULL, NULL};
     for (int k = 0; k < need; k++) x[k] = ins(c, NULL, "fpext %s %s to %s", ty(c, TKC_FLOAT32, n, false), a[k], ty(c, TKC_FLOAT64, n, false));

@@ -1460,7 +1460,7 @@ static tkc_uop *mulacc(tkc_graph *g, const tkc_match *m, void *ctx) {
 static const tkc_rule ptx_rules[] = {
     {"(CMPNE x<bool> y)", bool_cmpne},                            /* x != y -> x ^ y on bools */
     {"(CMPLT x<bool> y)", bool_cmplt},                            /* x < y -> !x & y on bools */
-    {"x:RECIP|LOG2|SIN|SQRT|FDIV|POW<half>", half_upcast},        /* f(half) -> (half)f(float) */
+    {"x:RECIP|LOG2|SIN|SQRT|FDIV|POW|MULACC<half>", half_upcast}, /* f(half) -> (half)f(float) */
     {"x:LOAD<bool>", bool_load},                                  /* bools live in memory as bytes */
     {"(STORE _ _<bool> ...)", bool_store},
     {"(INDEX buf idx)", index_addr},                              /* buf[i] -> buf + i*itemsize */

@@ -413,8 +413,10 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int s, int in, const char *co
   case TKC_OP_ADD: e = xfmt(c, "(%s + %s)", a[0], a[1]); break;
   case TKC_OP_SUB: e = xfmt(c, "(%s - %s)", a[0], a[1]); break;
   case TKC_OP_MUL: e = xfmt(c, "(%s * %s)", a[0], a[1]); break;
-  case TKC_OP_MULACC:
-    e = isf ? xfmt(c, "fma(%s, %s, %s)", a[0], a[1], a[2]) : xfmt(c, "((%s * %s) + %s)", a[0], a[1], a[2]);
+  case TKC_OP_MULACC: /* one fused multiply-add; f16 through f32, as INTERP */
+    e = !isf ? xfmt(c, "((%s * %s) + %s)", a[0], a[1], a[2])
+        : s == TKC_FLOAT16 ? xfmt(c, "f16(fma(f32(%s), f32(%s), f32(%s)))", a[0], a[1], a[2])
+                          : xfmt(c, "fma(%s, %s, %s)", a[0], a[1], a[2]);
     break;
   case TKC_OP_FDIV:
     if (!isf) return fail_unsupported(c, u, "FDIV on an integer type");

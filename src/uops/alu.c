@@ -409,10 +409,7 @@ static double alu_f_max(const double *s) { return s[1] > s[0] ? s[1] : s[0]; }
 static double alu_f_cmplt(const double *s) { return s[0] < s[1]; }
 static double alu_f_cmpne(const double *s) { return s[0] != s[1]; }
 
-static double alu_f_mulacc(const double *s) {
-  double p = s[0] * s[1]; /* two statements: (x*y)+z rounded twice, never contracted into an fma */
-  return p + s[2];
-}
+static double alu_f_mulacc(const double *s) { return fma(s[0], s[1], s[2]); } /* below float64: tkc_alu_eval */
 
 static double alu_f_pow(const double *s) {
   if (s[0] == 0 && s[1] < 0) return INFINITY;
@@ -522,6 +519,8 @@ tkc_status tkc_alu_eval(tkc_op op, tkc_dtype dt, tkc_dtype in_dt, const tkc_valu
     double x[3] = {0, 0, 0};
     for (int i = 0; i < nsrc; i++) x[i] = k == ALU_KFLOAT ? src[i].f : (double)alu_wrap(src[i].u, opdt);
     double y = row->ffn(x);
+    if (op == TKC_OP_MULACC && k == ALU_KFLOAT) /* one fused multiply-add: in float below float64 */
+      y = opdt == TKC_FLOAT64 ? fma(x[0], x[1], x[2]) : (double)fmaf((float)x[0], (float)x[1], (float)x[2]);
     if (row->flags & ALU_CMP) *out = alu_bool_as(y != 0, dt);
     else if (alu_kind(dt) == ALU_KFLOAT) out->f = alu_round(y, dt);
     else out->i = y != 0; /* a float op on bool: Python's bool(), NaN is true */

@@ -2,7 +2,7 @@
  * A movement op changes the last view when it can be expressed there, else stacks a new view. */
 #include <stdlib.h>
 #include <string.h>
-#include "graph/graph.h"
+#include "shape/shape.h"
 
 static void canonical_strides(int ndim, const int64_t *shape, int64_t *strides) {
   int64_t acc = 1;
@@ -332,4 +332,10 @@ int tkc_st_from_arg(tkc_st *st, const tkc_arg *a) {
     }
   }
   return 0;
+}
+
+int64_t tkc_shape_numel(int ndim, const int64_t *shape) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) n *= shape[i];
+  return n;
 }

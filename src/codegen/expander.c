@@ -1,0 +1,207 @@
+/* The expander: W lanes of a kernel (the same AST lowered W times, once per value of a lane axis)
+ * become one vector value (tinygrad's expander + the load/store folding of its devectorizer).
+ * Lanes are packed node by node from the top:
+ *   all lanes the same UOp            -> that UOp (uniform; broadcast where a vector needs it)
+ *   LOAD(buf[i0+0]) .. LOAD(buf[i0+W-1]) with one mask  -> one vector LOAD through CAST(INDEX) to ptr(T.vec(W))
+ *   STORE of such contiguous addresses                   -> one vector STORE (else no packing)
+ *   the same ALU/CAST/BITCAST           -> the vector op over the packed sources
+ *   DEFINE_ACC / ASSIGN of the lanes    -> one vector accumulator
+ *   anything else scalar               -> VECTORIZE(lanes) (a gather: still right, only slower)
+ * Contiguity is decided on the simplified indices: lane k's index is the same expression plus k. */
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/codegen.h"
+
+#define MEMO_BITS 10
+
+typedef struct memo_entry {
+  tkc_uop *lanes[TKC_MAX_VEC];
+  tkc_uop *result;
+} memo_entry;
+
+struct tkc_packer {
+  tkc_graph *g;
+  int w;
+  int *naccs; /* accumulator numbering shared with the lowerer */
+  memo_entry *memo;
+  size_t cap, used;
+};
+
+tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs) {
+  if (width < 2 || width > TKC_MAX_VEC) return tkc_err_null(TKC_EINTERNAL, "expander: vector width %d", width);
+  tkc_packer *p = calloc(1, sizeof *p);
+  if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
+  *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .cap = 1u << MEMO_BITS};
+  if (!(p->memo = calloc(p->cap, sizeof *p->memo))) {
+    free(p);
+    return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
+  }
+  return p;
+}
+
+void tkc_packer_free(tkc_packer *p) {
+  if (!p) return;
+  free(p->memo);
+  free(p);
+}
+
+static size_t lanes_hash(tkc_uop *const *l, int w) {
+  uint64_t h = 1469598103934665603ull;
+  for (int i = 0; i < w; i++) h = (h ^ (uint64_t)(uintptr_t)l[i]) * 1099511628211ull;
+  return (size_t)(h ^ (h >> 29));
+}
+
+static memo_entry *memo_slot(tkc_packer *p, tkc_uop *const *l) {
+  size_t mask = p->cap - 1;
+  for (size_t i = lanes_hash(l, p->w) & mask;; i = (i + 1) & mask)
+    if (!p->memo[i].result || !memcmp(p->memo[i].lanes, l, (size_t)p->w * sizeof *l)) return &p->memo[i];
+}
+
+static int memo_grow(tkc_packer *p) {
+  memo_entry *old = p->memo;
+  size_t ocap = p->cap;
+  p->memo = calloc(ocap * 2, sizeof *p->memo);
+  if (!p->memo) {
+    p->memo = old;
+    return -1;
+  }
+  p->cap = ocap * 2;
+  for (size_t i = 0; i < ocap; i++)
+    if (old[i].result) *memo_slot(p, old[i].lanes) = old[i];
+  free(old);
+  return 0;
+}
+
+static tkc_uop *memo_put(tkc_packer *p, tkc_uop *const *l, tkc_uop *r) {
+  if (!r) return NULL;
+  if (2 * (p->used + 1) > p->cap && memo_grow(p)) return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
+  memo_entry *e = memo_slot(p, l);
+  if (!e->result) p->used++;
+  memcpy(e->lanes, l, (size_t)p->w * sizeof *l);
+  e->result = r;
+  return r;
+}
+
+static bool uniform(tkc_uop *const *l, int w) {
+  for (int i = 1; i < w; i++)
+    if (l[i] != l[0]) return false;
+  return true;
+}
+
+static tkc_uop *vectorize(tkc_packer *p, tkc_uop *const *l) {
+  return tkc_uop_new(p->g, TKC_OP_VECTORIZE, tkc_dt_vec(l[0]->dtype, p->w), p->w, l, tkc_arg_none());
+}
+
+/* a packed source as a vector: a uniform scalar is broadcast */
+static tkc_uop *as_vector(tkc_packer *p, tkc_uop *s) {
+  if (!s || s->dtype.count == p->w) return s;
+  tkc_uop *l[TKC_MAX_VEC];
+  for (int i = 0; i < p->w; i++) l[i] = s;
+  return vectorize(p, l);
+}
+
+/* u = rest + c, c constant (rest NULL when u is a constant) */
+static int64_t split_const(tkc_uop *u, tkc_uop **rest) {
+  if (u->op == TKC_OP_CONST) { *rest = NULL; return tkc_uop_const_i(u); }
+  if (u->op == TKC_OP_ADD && u->src[1]->op == TKC_OP_CONST) { *rest = u->src[0]; return tkc_uop_const_i(u->src[1]); }
+  *rest = u;
+  return 0;
+}
+
+/* The vector pointer INDEX for lanes INDEX(buf, i0 + k[, mask]) k = 0..w-1, or NULL when they are
+ * not one contiguous run under one mask. */
+static tkc_uop *contiguous_index(tkc_packer *p, tkc_uop *const *idx) {
+  tkc_uop *buf = idx[0]->src[0], *mask = idx[0]->nsrc > 2 ? idx[0]->src[2] : NULL, *rest0 = NULL, *first = NULL;
+  tkc_dt base = tkc_dt_base(buf->dtype);
+  if (base.count != 1 || tkc_dt_is_bool(base)) return NULL;
+  int64_t c0 = 0;
+  for (int k = 0; k < p->w; k++) {
+    const tkc_uop *x = idx[k];
+    if (x->op != TKC_OP_INDEX || x->src[0] != buf || (x->nsrc > 2 ? x->src[2] : NULL) != mask) return NULL;
+    tkc_uop *s = tkc_simplify(p->g, x->src[1]), *rest;
+    if (!s) return NULL;
+    int64_t c = split_const(s, &rest);
+    if (k == 0) c0 = c, rest0 = rest, first = s;
+    else if (rest != rest0 || c != c0 + k) return NULL;
+  }
+  tkc_uop *src[3] = {buf, first, mask};
+  tkc_uop *index = tkc_uop_new(p->g, TKC_OP_INDEX, buf->dtype, mask ? 3 : 2, src, tkc_arg_none());
+  tkc_dt vptr = tkc_dt_ptr(tkc_dt_vec(base, p->w), (tkc_addrspace)buf->dtype.space, -1);
+  return index ? tkc_uop_new(p->g, TKC_OP_CAST, vptr, 1, &index, tkc_arg_none()) : NULL;
+}
+
+static tkc_uop *pack(tkc_packer *p, tkc_uop *const *l);
+
+/* the sources at position i of every lane, packed */
+static tkc_uop *pack_src(tkc_packer *p, tkc_uop *const *l, int i) {
+  tkc_uop *s[TKC_MAX_VEC];
+  for (int k = 0; k < p->w; k++) s[k] = l[k]->src[i];
+  return pack(p, s);
+}
+
+static bool same_shape(tkc_uop *const *l, int w) {
+  for (int k = 1; k < w; k++)
+    if (l[k]->op != l[0]->op || l[k]->nsrc != l[0]->nsrc || !tkc_dt_eq(l[k]->dtype, l[0]->dtype) || !tkc_arg_eq(&l[k]->arg, &l[0]->arg)) return false;
+  return true;
+}
+
+static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l) {
+  tkc_graph *g = p->g;
+  tkc_uop *u = l[0], *src[8];
+  tkc_dt vdt = tkc_dt_vec(u->dtype, p->w);
+  unsigned fl = tkc_op_flags((tkc_op)u->op);
+  if (u->op == TKC_OP_DEFINE_ACC) { /* one accumulator for all lanes: same init and loops */
+    for (int k = 1; k < p->w; k++)
+      if (l[k]->op != TKC_OP_DEFINE_ACC || l[k]->nsrc != u->nsrc || memcmp(l[k]->src, u->src, (size_t)u->nsrc * sizeof *u->src)) return NULL;
+    tkc_uop *s[40]; /* init + the reduce loops */
+    if (u->nsrc > (int)TKC_COUNTOF(s) || u->src[0]->op != TKC_OP_CONST) return NULL;
+    memcpy(s, u->src, (size_t)u->nsrc * sizeof *s);
+    s[0] = tkc_uop_new(g, TKC_OP_CONST, vdt, 0, NULL, u->src[0]->arg);
+    return s[0] ? tkc_uop_new(g, TKC_OP_DEFINE_ACC, vdt, u->nsrc, s, tkc_arg_int((*p->naccs)++)) : NULL;
+  }
+  if (!same_shape(l, p->w)) return u->op == TKC_OP_ASSIGN ? NULL : vectorize(p, l);
+  if (u->op == TKC_OP_ASSIGN) {
+    tkc_uop *acc = pack_src(p, l, 0), *val = acc ? as_vector(p, pack_src(p, l, 1)) : NULL;
+    if (!acc || !val || acc->op != TKC_OP_DEFINE_ACC) return NULL;
+    tkc_uop *s[2] = {acc, val};
+    return tkc_uop_new(g, TKC_OP_ASSIGN, vdt, 2, s, tkc_arg_none());
+  }
+  if (u->op == TKC_OP_LOAD && u->nsrc == 1 && u->src[0]->op == TKC_OP_INDEX) {
+    tkc_uop *idx[TKC_MAX_VEC];
+    for (int k = 0; k < p->w; k++) idx[k] = l[k]->src[0];
+    tkc_uop *vp = contiguous_index(p, idx);
+    return vp ? tkc_uop_new(g, TKC_OP_LOAD, vdt, 1, &vp, tkc_arg_none()) : vectorize(p, l);
+  }
+  if (((fl & TKC_F_ALU) || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST) && u->nsrc <= 8) {
+    for (int i = 0; i < u->nsrc; i++)
+      if (!(src[i] = as_vector(p, pack_src(p, l, i)))) return NULL;
+    return tkc_uop_new(g, (tkc_op)u->op, vdt, u->nsrc, src, u->arg);
+  }
+  return vectorize(p, l); /* CONSTs that differ, gathers, anything else: lane by lane */
+}
+
+static tkc_uop *pack(tkc_packer *p, tkc_uop *const *l) {
+  if (uniform(l, p->w)) return l[0];
+  for (int k = 0; k < p->w; k++)
+    if (l[k]->dtype.count != 1 || tkc_dt_is_ptr(l[k]->dtype) || l[k]->dtype.scalar == TKC_VOID) return NULL;
+  memo_entry *e = memo_slot(p, l);
+  if (e->result) return e->result;
+  return memo_put(p, l, pack_node(p, l));
+}
+
+tkc_uop *tkc_pack_values(tkc_packer *p, tkc_uop *const *lanes) {
+  tkc_uop *r = pack(p, lanes);
+  return as_vector(p, r);
+}
+
+tkc_uop *tkc_pack_stores(tkc_packer *p, tkc_uop *const *st) {
+  tkc_uop *idx[TKC_MAX_VEC], *val[TKC_MAX_VEC];
+  for (int k = 0; k < p->w; k++) {
+    if (st[k]->op != TKC_OP_STORE || st[k]->nsrc != 2) return NULL;
+    idx[k] = st[k]->src[0];
+    val[k] = st[k]->src[1];
+  }
+  tkc_uop *vp = contiguous_index(p, idx), *v = vp ? tkc_pack_values(p, val) : NULL;
+  tkc_uop *s[2] = {vp, v};
+  return v ? tkc_uop_new(p->g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 2, s, tkc_arg_none()) : NULL;
+}

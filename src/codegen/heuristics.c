@@ -1,0 +1,121 @@
+/* The default opts of a kernel (tinygrad's hand_coded_optimizations, adapted to host CPUs):
+ *   matmul-like reduce (an output axis a load reads contiguously and another load broadcasts):
+ *     a register tile: UPCAST that axis by the SIMD width (x2 when it divides), UPCAST another output
+ *     axis by 4, and SWAP the vector axis outermost, so its panel of the contiguous input stays in
+ *     cache while the other axis streams past it (and the cores split it);
+ *   reduce over an axis the loads read contiguously (sum, max, softmax rows): UNROLL it by the SIMD
+ *     width and again by 4: four vector accumulators;
+ *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
+ *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
+ * GPU renderers keep their launch-grid lowering (no opts yet). */
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/codegen.h"
+#include "codegen/opts.h"
+
+int tkc_host_simd_bytes(void) {
+  const char *e = getenv("TKC_SIMD_BYTES");
+  if (e && *e) {
+    long v = strtol(e, NULL, 10);
+    if (v == 16 || v == 32 || v == 64) return (int)v;
+  }
+#if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx512f")) return 64;
+  if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx")) return 32;
+#endif
+  return 16;
+}
+
+#define MAX_LOADS 32
+
+/* Element strides of every loaded view along every kernel dim (0 = broadcast; -1 = not affine). */
+typedef struct strides {
+  int n;
+  int64_t s[MAX_LOADS][TKC_MAX_DIMS];
+} strides;
+
+static int64_t offset_at(tkc_graph *g, const tkc_st *st, int ndim, int dim) {
+  tkc_uop *idx[TKC_MAX_DIMS], *off, *valid;
+  for (int d = 0; d < ndim; d++) idx[d] = tkc_uop_const_int(g, tkc_dt_of(TKC_INT32), d == dim);
+  if (tkc_st_expr(st, g, idx, &off, &valid) || !(off = tkc_simplify(g, off)) || off->op != TKC_OP_CONST) return INT64_MIN;
+  return tkc_uop_const_i(off);
+}
+
+static void load_strides(const tkc_uop *ast, int ndim, strides *S) {
+  size_t n;
+  tkc_uop **order = tkc_toposort(ast, &n);
+  tkc_graph *g = order ? tkc_graph_new() : NULL;
+  S->n = 0;
+  for (size_t i = 0; g && i < n && S->n < MAX_LOADS; i++) {
+    const tkc_uop *u = order[i];
+    tkc_st st;
+    if (u->op != TKC_OP_LOAD || u->nsrc < 2 || tkc_st_from_arg(&st, &u->src[1]->arg) || tkc_st_ndim(&st) != ndim) continue;
+    int64_t base = offset_at(g, &st, ndim, -1);
+    for (int d = 0; d < ndim; d++) {
+      int64_t at = offset_at(g, &st, ndim, d);
+      S->s[S->n][d] = base == INT64_MIN || at == INT64_MIN ? -1 : at - base;
+    }
+    S->n++;
+  }
+  tkc_graph_free(g);
+  free(order);
+}
+
+static bool some_load(const strides *S, int dim, int64_t stride) {
+  for (int i = 0; i < S->n; i++)
+    if (S->s[i][dim] == stride) return true;
+  return false;
+}
+
+static void try_opt(tkc_kshape *ks, tkc_opt_op op, int axis, int amount, const tkc_renderer *r) {
+  tkc_kshape t = *ks;
+  if (tkc_kshape_apply(&t, (tkc_opt){op, axis, amount}, r) == TKC_OK) *ks = t;
+}
+
+/* the loop axis of kernel dim d, or -1 */
+static int axis_of(const tkc_kshape *ks, int d) {
+  for (int a = 0; a < ks->naxes; a++)
+    if (ks->ax[a].dim == d && ks->ax[a].kind <= TKC_AX_REDUCE) return a;
+  return -1;
+}
+
+void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
+  if (!r || r->global_max[0] > 0 || !r->supports_float4 || ast->nsrc != 1) return; /* host renderers only */
+  const tkc_uop *store = ast->src[0];
+  size_t item = store->nsrc >= 3 ? tkc_dt_itemsize(store->src[2]->dtype) : 4;
+  int w = item ? tkc_host_simd_bytes() / (int)item : 0;
+  if (w > TKC_MAX_VEC) w = TKC_MAX_VEC;
+  if (w < 2) return;
+  strides S;
+  load_strides(ast, ks->ndim, &S);
+  int first_reduce = tkc_kshape_first_reduce(ks), c = first_reduce ? first_reduce - 1 : -1; /* the contiguous output axis */
+  int cdim = c >= 0 ? ks->ax[c].dim : -1;
+  int64_t csize = c >= 0 ? ks->ax[c].size : 0;
+  if (first_reduce == ks->naxes) { /* elementwise */
+    if (c >= 0 && csize % w == 0) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+    return;
+  }
+  if (c >= 0 && csize % w == 0 && some_load(&S, cdim, 1) && some_load(&S, cdim, 0)) { /* matmul-like */
+    int m = -1;
+    for (int a = 0; a < first_reduce; a++)
+      if (a != c && ks->ax[a].size % 4 == 0 && (m < 0 || ks->ax[a].size > ks->ax[m].size)) m = a;
+    try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+    if (ks->ax[c].dim == cdim && ks->ax[c].size % 2 == 0 && ks->ax[c].size >= 4) try_opt(ks, TKC_OPT_UPCAST, c, 2, r);
+    if (m >= 0) try_opt(ks, TKC_OPT_UPCAST, m, 4, r);
+    int cn = axis_of(ks, cdim);
+    if (cn > 0 && cn < tkc_kshape_first_reduce(ks)) try_opt(ks, TKC_OPT_SWAP, 0, cn, r);
+    return;
+  }
+  /* a reduce the loads read contiguously: vector accumulators */
+  for (int a = first_reduce; a < ks->naxes; a++) {
+    if (ks->ax[a].kind != TKC_AX_REDUCE || !some_load(&S, ks->ax[a].dim, 1) || ks->ax[a].size % w) continue;
+    int d = ks->ax[a].dim;
+    try_opt(ks, TKC_OPT_UNROLL, a - first_reduce, w, r);
+    int a2 = axis_of(ks, d);
+    if (a2 >= 0 && ks->ax[a2].size % 4 == 0 && ks->ax[a2].size >= 16) try_opt(ks, TKC_OPT_UNROLL, a2 - tkc_kshape_first_reduce(ks), 4, r);
+    return;
+  }
+  /* a reduce over a strided axis: vector accumulators along the contiguous output axis */
+  if (c >= 0 && csize % w == 0 && some_load(&S, cdim, 1)) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+}

@@ -1,0 +1,131 @@
+/* The realize driver: a lazy node -> its schedule -> for each kernel the codegen pipeline -> run.
+ * build_kernel() is the pipeline, one stage per line (TKC_DEBUG levels show what each made):
+ *   kernel opts   the kernel's axes, then the heuristics' opts (none with TKC_NOOPT=1), or the
+ *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
+ *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)
+ *   late rules    a*b+c -> MULACC                                                     (codegen/devectorizer.c)
+ * then tkc_program_new linearizes, renders and compiles   [4: source, 5: uops]; the launch [1]. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "codegen/codegen.h"
+#include "codegen/opts.h"
+#include "graph/graph.h"
+#include "graph/tensor_internal.h"
+#include "runtime/device.h"
+
+/* opts given by the caller for the last kernel of a realize (NULL: heuristics) */
+typedef struct given_opts {
+  const tkc_opt *opts;
+  int n;
+} given_opts;
+
+static int noopt(void) {
+  const char *e = getenv("TKC_NOOPT");
+  return e && *e && strcmp(e, "0") != 0;
+}
+
+static void base_name(const tkc_uop *ast, char *buf, size_t n) {
+  const tkc_arg *out = &ast->arg.v.t[0], *full = &ast->arg.v.t[1];
+  int reduce = 0;
+  for (uint32_t i = 0; i < full->n; i++) reduce |= full->v.t[i].v.i != out->v.t[i].v.i;
+  size_t k = (size_t)snprintf(buf, n, "%s", reduce ? "r" : "E");
+  for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
+}
+
+/* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name. */
+static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, char *name, size_t nname) {
+  tkc_kshape ks;
+  if (tkc_kshape_init(&ks, ast)) return NULL;
+  if (given) {
+    for (int i = 0; i < given->n; i++)
+      if (tkc_kshape_apply(&ks, given->opts[i], r)) return NULL;
+  } else if (!noopt()) {
+    tkc_heuristics(&ks, ast, r);
+  }
+  base_name(ast, name, nname);
+  tkc_kshape_name(&ks, name, nname);
+  if (tkc_debug_level() >= 3) {
+    char o[256];
+    tkc_kshape_opts_str(&ks, o, sizeof o);
+    fprintf(stderr, "tkc: %s opts %s\n", name, o);
+  }
+  tkc_uop *k = tkc_lower_opts(g, ast, &ks, r);
+  if (k) k = tkc_graph_rewrite(g, k, tkc_late_rules(), NULL);
+  return k;
+}
+
+static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts *given) {
+  tkc_lazy *out = it->out;
+  tkc_device *d = out->ctx->dev;
+  int64_t numel = tkc_shape_numel(out->ndim, out->shape);
+  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel);
+  if (!rb) return tkc_last_status();
+  tkc_status st = TKC_OK;
+  if (numel > 0) {
+    char name[160];
+    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), given, name, sizeof name);
+    tkc_program *p = k ? tkc_program_new(d, s->g, k, name) : NULL;
+    if (!p) st = tkc_last_status();
+    tkc_buffer *bufs[33];
+    bufs[0] = rb->buf;
+    for (int i = 0; !st && i < it->ninputs; i++)
+      if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
+        st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, name);
+    if (!st) st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
+    tkc_program_free(p);
+  }
+  if (!st) {
+    tkc_st cst;
+    tkc_st_contiguous(&cst, out->ndim, out->shape);
+    st = tkc_lazy_become_buffer(out, rb, &cst);
+  }
+  tkc_rbuf_unref(rb);
+  return st;
+}
+
+static tkc_status realize(tkc_lazy *n, const given_opts *given) {
+  if (n->kind == TKC_LZ_BUFFER) return given ? tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor is realized already (no kernel to apply opts to)") : TKC_OK;
+  tkc_schedule s = {0};
+  tkc_status st = tkc_schedule_build(&s, n);
+  if (!st && given && !s.n) st = tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor needs no kernel (a view of realized data)");
+  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s, &s.items[i], i + 1 == s.n ? given : NULL);
+  tkc_schedule_free(&s);
+  if (!st && n->kind == TKC_LZ_MOVE) st = tkc_lazy_become_view(n);
+  return st;
+}
+
+tkc_status tkc_lazy_realize(tkc_lazy *n) { return realize(n, NULL); }
+
+tkc_status tkc_lazy_realize_opts(tkc_lazy *n, const tkc_opt *opts, int nopts) {
+  given_opts given = {opts, nopts};
+  return realize(n, &given);
+}
+
+char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
+  tkc_schedule s;
+  if (tkc_schedule_build(&s, n)) {
+    tkc_schedule_free(&s);
+    return NULL;
+  }
+  tkc_sbuf out = {0};
+  int failed = 0;
+  for (size_t i = 0; i < s.n && !failed; i++) {
+    char name[160], kname[32];
+    snprintf(kname, sizeof kname, "kernel%zu", i); /* the opts are in name (TKC_DEBUG=3 prints it) */
+    tkc_uop *k = build_kernel(s.g, s.items[i].ast, r, NULL, name, sizeof name);
+    char *src = k ? tkc_codegen_source(k, r, kname) : NULL;
+    if (!src) failed = 1;
+    else {
+      tkc_sbuf_puts(&out, src);
+      tkc_sbuf_puts(&out, "\n");
+      free(src);
+    }
+  }
+  tkc_schedule_free(&s);
+  if (failed) {
+    free(out.s);
+    return NULL;
+  }
+  return tkc_sbuf_take(&out);
+}

@@ -1,0 +1,53 @@
+/* Shapes and views (the shapetracker): how a tensor's index maps to an element offset and a
+ * validity. Used by the scheduler (graph/) and the lowerer (codegen/), so it sits below both and
+ * includes neither. Not installed. */
+#ifndef TKC_SHAPE_H
+#define TKC_SHAPE_H
+
+#include "uops/uop_internal.h"
+
+#define TKC_MAX_DIMS 8
+#define TKC_MAX_VIEWS 8
+
+/* ---------------------------------------------------------------- views (view.c)
+ * A view maps an index in its shape to an element offset: offset + sum(idx_i * strides_i), valid
+ * where mask_begin_i <= idx_i < mask_end_i for every masked dim. A shapetracker stacks views: the
+ * last view's offset, read as a row-major index into the previous view's shape, feeds that view. */
+typedef struct tkc_view {
+  int ndim;
+  int has_mask;
+  int64_t shape[TKC_MAX_DIMS], strides[TKC_MAX_DIMS], offset;
+  int64_t mask_begin[TKC_MAX_DIMS], mask_end[TKC_MAX_DIMS];
+} tkc_view;
+
+typedef struct tkc_st {
+  int nviews;
+  tkc_view views[TKC_MAX_VIEWS];
+} tkc_st;
+
+TKC_HIDDEN void tkc_st_contiguous(tkc_st *st, int ndim, const int64_t *shape);
+TKC_HIDDEN const int64_t *tkc_st_shape(const tkc_st *st); /* the last view's shape */
+TKC_HIDDEN int tkc_st_ndim(const tkc_st *st);
+/* true when st is the plain row-major layout of its shape (no offset, no mask, one view) */
+TKC_HIDDEN int tkc_st_is_contiguous(const tkc_st *st);
+/* Movement ops, in place; they return a status (TKC_ESHAPE when st would need too many views). The
+ * arguments are already validated by the tensor layer. */
+TKC_HIDDEN tkc_status tkc_st_reshape(tkc_st *st, int ndim, const int64_t *shape);
+TKC_HIDDEN tkc_status tkc_st_permute(tkc_st *st, const int *order);
+TKC_HIDDEN tkc_status tkc_st_expand(tkc_st *st, const int64_t *shape);
+TKC_HIDDEN tkc_status tkc_st_pad(tkc_st *st, const int64_t *pads);      /* before, after per dim */
+TKC_HIDDEN tkc_status tkc_st_shrink(tkc_st *st, const int64_t *ranges); /* begin, end per dim */
+TKC_HIDDEN tkc_status tkc_st_flip(tkc_st *st, const int *flip);         /* 0/1 per dim */
+/* Sliding windows over the last two dims: (..., H, W) -> (..., OH, OW, KH, KW) with stride s. */
+TKC_HIDDEN tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t stride);
+/* The element offset and validity of st at index idxs (one int32 UOp per dim of the last view);
+ * *valid is NULL when always valid. */
+TKC_HIDDEN tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid);
+/* A st as a UOp arg (a tuple of views) and back. */
+TKC_HIDDEN tkc_arg tkc_st_to_arg(const tkc_st *st, tkc_arg *storage, size_t nstorage);
+TKC_HIDDEN int tkc_st_from_arg(tkc_st *st, const tkc_arg *a);
+
+/* The number of elements of a shape (1 for 0-d). */
+TKC_HIDDEN int64_t tkc_shape_numel(int ndim, const int64_t *shape);
+
+#endif
