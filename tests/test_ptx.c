@@ -225,7 +225,7 @@ typedef struct tmodule {
   int kernels, exprs, failed;
 } tmodule;
 
-/* appends the PTX kernels of t (lowered for the PTX renderer) to m, entries renamed e<N>_kernel<K> */
+/* appends the PTX kernels of t (lowered for the PTX renderer) to m, entries renamed e<N>_<kernel name> */
 static void add_tensor(tmodule *m, tkc_tensor *t, const char *what) {
   if (!t) return; /* the tensor API refused the expression: not a renderer matter */
   char *src = tkc_kernels_source(t, "PTX");
@@ -235,8 +235,8 @@ static void add_tensor(tmodule *m, tkc_tensor *t, const char *what) {
     m->failed++;
     return;
   }
-  for (const char *e = strstr(src, ".visible .entry kernel"); e;) {
-    const char *next = strstr(e + 1, ".visible .entry kernel");
+  for (const char *e = strstr(src, ".visible .entry "); e;) {
+    const char *next = strstr(e + 1, ".visible .entry ");
     size_t len = next ? (size_t)(next - e) : strlen(e);
     /* the piece up to the next entry may end in the next kernel's header: cut at its comment */
     const char *hdr = strstr(e, "\n//");

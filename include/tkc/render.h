@@ -49,13 +49,15 @@ TKC_API char *tkc_render(const tkc_renderer *r, const char *name, tkc_uop *const
 
 /* ---------------------------------------------------------------- kernel opts (tinygrad's Opt)
  * A kernel's axes, in loop order: its output dims of size > 1 (global), then its reduce dims, then
- * the lane axes that opts split off (upcast: one output per lane; unroll: one accumulator per lane,
- * combined after the loop). An opt names an axis by its index in that order:
+ * the lane axes that opts split off (upcast: one output per lane; unroll, group: reduce lanes). An opt names an axis by its index in that order:
  *   UPCAST axis amount   split amount lanes off an output axis (the size must divide)
- *   UNROLL axis amount   split amount lanes off a reduce axis; axis counts from the first reduce axis
+ *   UNROLL axis amount   split amount lanes off a reduce axis, added to its accumulator in loop order
+ *                        (axis counts from the first reduce axis)
+ *   GROUP  axis amount   split amount partial reductions off a reduce axis, combined after the loop
+ *                        (loop devices: lanes with accumulators of their own, i.e. vector accumulators)
  *   PADTO  axis amount   round the axis up to a multiple of amount (masked past the end)
  *   SWAP   axis amount   exchange the loop order of output axes axis and amount
- *   LOCAL / GROUP / GROUPTOP / NOLOCALS / TC   GPU workgroup opts (TKC_EUNSUPPORTED where not built)
+ *   LOCAL / GROUPTOP / NOLOCALS / TC, and GROUP on GPUs: workgroup opts (TKC_EUNSUPPORTED: not built yet)
  * Applying an illegal opt fails with TKC_EINVAL and the reason; nothing aborts. */
 typedef enum tkc_opt_op {
   TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_LOCAL, TKC_OPT_GROUP, TKC_OPT_GROUPTOP,

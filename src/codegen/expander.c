@@ -7,7 +7,8 @@
  *   the same ALU/CAST/BITCAST           -> the vector op over the packed sources
  *   DEFINE_ACC / ASSIGN of the lanes    -> one vector accumulator
  *   anything else scalar               -> VECTORIZE(lanes) (a gather: still right, only slower)
- * Contiguity is decided on the simplified indices: lane k's index is the same expression plus k. */
+ * Contiguity: lane k's index is lane 0's plus k, as linear forms (sum of coef * atom + c) or, when
+ * those differ, after simplifying the indices. */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -100,6 +101,54 @@ static tkc_uop *as_vector(tkc_packer *p, tkc_uop *s) {
   return vectorize(p, l);
 }
 
+/* An integer index as sum(coef * atom) + c, atoms sorted; 0 when it does not fit (too many terms). */
+#define LIN_TERMS 16
+typedef struct linear {
+  int n;
+  const tkc_uop *atom[LIN_TERMS];
+  int64_t coef[LIN_TERMS];
+  int64_t c;
+} linear;
+
+static int lin_add(linear *f, const tkc_uop *atom, int64_t coef) {
+  int i = 0;
+  while (i < f->n && f->atom[i] < atom) i++;
+  if (i < f->n && f->atom[i] == atom) {
+    f->coef[i] += coef;
+    return 1;
+  }
+  if (f->n == LIN_TERMS) return 0;
+  memmove(f->atom + i + 1, f->atom + i, (size_t)(f->n - i) * sizeof *f->atom);
+  memmove(f->coef + i + 1, f->coef + i, (size_t)(f->n - i) * sizeof *f->coef);
+  f->atom[i] = atom;
+  f->coef[i] = coef;
+  f->n++;
+  return 1;
+}
+
+static int lin_of(const tkc_uop *u, int64_t scale, linear *f, int depth) {
+  if (depth > 64) return 0;
+  if (u->op == TKC_OP_CONST) { f->c += scale * tkc_uop_const_i(u); return 1; }
+  if (u->op == TKC_OP_ADD) return lin_of(u->src[0], scale, f, depth + 1) && lin_of(u->src[1], scale, f, depth + 1);
+  if (u->op == TKC_OP_MUL && u->src[1]->op == TKC_OP_CONST) return lin_of(u->src[0], scale * tkc_uop_const_i(u->src[1]), f, depth + 1);
+  if (u->op == TKC_OP_MUL && u->src[0]->op == TKC_OP_CONST) return lin_of(u->src[1], scale * tkc_uop_const_i(u->src[0]), f, depth + 1);
+  return lin_add(f, u, scale);
+}
+
+/* idx - base as a constant, when both are linear in the same atoms; else INT64_MIN */
+static int64_t lin_offset(const tkc_uop *idx, const linear *base) {
+  linear f = {0};
+  if (!lin_of(idx, 1, &f, 0)) return INT64_MIN;
+  int i = 0, j = 0;
+  while (i < f.n || j < base->n) { /* equal after dropping zero coefficients */
+    if (i < f.n && !f.coef[i]) { i++; continue; }
+    if (j < base->n && !base->coef[j]) { j++; continue; }
+    if (i == f.n || j == base->n || f.atom[i] != base->atom[j] || f.coef[i] != base->coef[j]) return INT64_MIN;
+    i++, j++;
+  }
+  return f.c - base->c;
+}
+
 /* u = rest + c, c constant (rest NULL when u is a constant) */
 static int64_t split_const(tkc_uop *u, tkc_uop **rest) {
   if (u->op == TKC_OP_CONST) { *rest = NULL; return tkc_uop_const_i(u); }
@@ -108,23 +157,37 @@ static int64_t split_const(tkc_uop *u, tkc_uop **rest) {
   return 0;
 }
 
+/* lane k of idx is lane 0 plus k: first as linear forms (cheap), else after simplifying them */
+static bool lanes_contiguous(tkc_packer *p, tkc_uop *const *idx) {
+  linear base = {0};
+  bool linear_ok = lin_of(idx[0], 1, &base, 0);
+  for (int k = 1; linear_ok && k < p->w; k++) linear_ok = lin_offset(idx[k], &base) == k;
+  if (linear_ok) return true;
+  tkc_uop *rest0 = NULL;
+  int64_t c0 = 0;
+  for (int k = 0; k < p->w; k++) {
+    tkc_uop *s = tkc_simplify(p->g, idx[k]), *rest;
+    if (!s) return false;
+    int64_t c = split_const(s, &rest);
+    if (k == 0) c0 = c, rest0 = rest;
+    else if (rest != rest0 || c != c0 + k) return false;
+  }
+  return true;
+}
+
 /* The vector pointer INDEX for lanes INDEX(buf, i0 + k[, mask]) k = 0..w-1, or NULL when they are
  * not one contiguous run under one mask. */
 static tkc_uop *contiguous_index(tkc_packer *p, tkc_uop *const *idx) {
-  tkc_uop *buf = idx[0]->src[0], *mask = idx[0]->nsrc > 2 ? idx[0]->src[2] : NULL, *rest0 = NULL, *first = NULL;
+  tkc_uop *buf = idx[0]->src[0], *mask = idx[0]->nsrc > 2 ? idx[0]->src[2] : NULL, *lane_idx[TKC_MAX_VEC];
   tkc_dt base = tkc_dt_base(buf->dtype);
   if (base.count != 1 || tkc_dt_is_bool(base)) return NULL;
-  int64_t c0 = 0;
   for (int k = 0; k < p->w; k++) {
     const tkc_uop *x = idx[k];
     if (x->op != TKC_OP_INDEX || x->src[0] != buf || (x->nsrc > 2 ? x->src[2] : NULL) != mask) return NULL;
-    tkc_uop *s = tkc_simplify(p->g, x->src[1]), *rest;
-    if (!s) return NULL;
-    int64_t c = split_const(s, &rest);
-    if (k == 0) c0 = c, rest0 = rest, first = s;
-    else if (rest != rest0 || c != c0 + k) return NULL;
+    lane_idx[k] = x->src[1];
   }
-  tkc_uop *src[3] = {buf, first, mask};
+  if (!lanes_contiguous(p, lane_idx)) return NULL;
+  tkc_uop *src[3] = {buf, lane_idx[0], mask};
   tkc_uop *index = tkc_uop_new(p->g, TKC_OP_INDEX, buf->dtype, mask ? 3 : 2, src, tkc_arg_none());
   tkc_dt vptr = tkc_dt_ptr(tkc_dt_vec(base, p->w), (tkc_addrspace)buf->dtype.space, -1);
   return index ? tkc_uop_new(p->g, TKC_OP_CAST, vptr, 1, &index, tkc_arg_none()) : NULL;

@@ -1,9 +1,10 @@
 /* The default opts of a kernel (tinygrad's hand_coded_optimizations, adapted to host CPUs):
  *   matmul-like reduce (an output axis a load reads contiguously and another load broadcasts):
- *     a register tile: UPCAST that axis by the SIMD width (x2 when it divides), UPCAST another output
- *     axis by 4, and SWAP the vector axis outermost, so its panel of the contiguous input stays in
- *     cache while the other axis streams past it (and the cores split it);
- *   reduce over an axis the loads read contiguously (sum, max, softmax rows): UNROLL it by the SIMD
+ *     a register tile: UPCAST that axis by the SIMD width (x2 when it is the contiguous output axis),
+ *     UPCAST another output axis by 4 (or 3, 5, 2), and SWAP a contiguous vector axis outermost, so
+ *     its panel of the contiguous input stays in cache while the other axis streams past it (and the
+ *     cores split it); a conv with channel-last weights vectorizes over its output channels;
+ *   reduce over an axis the loads read contiguously (sum, max, softmax rows): GROUP it by the SIMD
  *     width and again by 4: four vector accumulators;
  *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
  *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
@@ -96,24 +97,41 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
     if (c >= 0 && csize % w == 0) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
     return;
   }
-  if (c >= 0 && csize % w == 0 && some_load(&S, cdim, 1) && some_load(&S, cdim, 0)) { /* matmul-like */
-    int m = -1;
-    for (int a = 0; a < first_reduce; a++)
-      if (a != c && ks->ax[a].size % 4 == 0 && (m < 0 || ks->ax[a].size > ks->ax[m].size)) m = a;
-    try_opt(ks, TKC_OPT_UPCAST, c, w, r);
-    if (ks->ax[c].dim == cdim && ks->ax[c].size % 2 == 0 && ks->ax[c].size >= 4) try_opt(ks, TKC_OPT_UPCAST, c, 2, r);
-    if (m >= 0) try_opt(ks, TKC_OPT_UPCAST, m, 4, r);
-    int cn = axis_of(ks, cdim);
-    if (cn > 0 && cn < tkc_kshape_first_reduce(ks)) try_opt(ks, TKC_OPT_SWAP, 0, cn, r);
+  /* matmul-like: an output axis one load reads contiguously and another broadcasts (the contiguous
+   * output axis if it is one, else e.g. the output channels of a conv with channel-last weights) */
+  int v = -1;
+  for (int a = first_reduce - 1; a >= 0 && v < 0; a--)
+    if (ks->ax[a].size % w == 0 && some_load(&S, ks->ax[a].dim, 1) && some_load(&S, ks->ax[a].dim, 0)) v = a;
+  if (v >= 0) {
+    int vdim = ks->ax[v].dim, m = -1;
+    if (v != c) m = c;
+    else
+      for (int a = 0; a < first_reduce; a++)
+        if (a != c && ks->ax[a].size % 4 == 0 && (m < 0 || ks->ax[a].size > ks->ax[m].size)) m = a;
+    int64_t msize = m >= 0 ? ks->ax[m].size : 0;
+    int mdim = m >= 0 ? ks->ax[m].dim : -1;
+    try_opt(ks, TKC_OPT_UPCAST, v, w, r);
+    if (v == c && ks->ax[v].dim == vdim && ks->ax[v].size % 2 == 0 && ks->ax[v].size >= 4) try_opt(ks, TKC_OPT_UPCAST, v, 2, r);
+    if (m >= 0) {
+      int ma = axis_of(ks, mdim); /* its index after the upcasts of v */
+      static const int amounts[4] = {4, 3, 5, 2};
+      for (int k = 0; k < 4 && ma >= 0; k++)
+        if (msize % amounts[k] == 0) {
+          try_opt(ks, TKC_OPT_UPCAST, ma, amounts[k], r);
+          break;
+        }
+    }
+    int vn = axis_of(ks, vdim);
+    if (v == c && vn > 0 && vn < tkc_kshape_first_reduce(ks)) try_opt(ks, TKC_OPT_SWAP, 0, vn, r); /* the vector panel outermost */
     return;
   }
   /* a reduce the loads read contiguously: vector accumulators */
   for (int a = first_reduce; a < ks->naxes; a++) {
     if (ks->ax[a].kind != TKC_AX_REDUCE || !some_load(&S, ks->ax[a].dim, 1) || ks->ax[a].size % w) continue;
     int d = ks->ax[a].dim;
-    try_opt(ks, TKC_OPT_UNROLL, a - first_reduce, w, r);
+    try_opt(ks, TKC_OPT_GROUP, a - first_reduce, w, r);
     int a2 = axis_of(ks, d);
-    if (a2 >= 0 && ks->ax[a2].size % 4 == 0 && ks->ax[a2].size >= 16) try_opt(ks, TKC_OPT_UNROLL, a2 - tkc_kshape_first_reduce(ks), 4, r);
+    if (a2 >= 0 && ks->ax[a2].size % 4 == 0 && ks->ax[a2].size >= 16) try_opt(ks, TKC_OPT_GROUP, a2 - tkc_kshape_first_reduce(ks), 4, r);
     return;
   }
   /* a reduce over a strided axis: vector accumulators along the contiguous output axis */

@@ -2,9 +2,10 @@
  * indices and index math (tinygrad's lowerer.py + the lane part of its expander). Loop axes become
  * RANGEs (in loop order) on devices without launch indices, or one flattened launch grid
  * (gidx/lidx SPECIALs) on devices with them. Lane axes (UPCAST, UNROLL) are constants: the kernel is
- * lowered once per lane, and on host renderers with vectors the lanes of the first upcast (unroll)
- * axis are packed into vector UOps by the expander. Each REDUCE_AXIS gets a DEFINE_ACC per lane (or
- * per vector of lanes), combined after the loop. Views become index and validity expressions, and
+ * lowered once per lane, and on host renderers with vectors the lanes of the first upcast (group)
+ * axis are packed into vector UOps by the expander. Each REDUCE_AXIS gets a DEFINE_ACC per group lane
+ * (or per vector of them) that its unroll lanes are added to in loop order; the group lanes are
+ * combined after the loop. Views become index and validity expressions, and
  * the whole kernel is then simplified with the symbolic rules. */
 #include <math.h>
 #include <stdlib.h>
@@ -140,15 +141,17 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   int nr = 1;
   for (int a = 0; a < ks->naxes; a++)
     if (ks->ax[a].kind == TKC_AX_REDUCE && dims[ks->ax[a].dim]) acc_src[nr++] = L->axis_idx[a];
-  int un[TKC_MAX_AXES];
-  int64_t nl;
-  int nun = lane_axes(L, TKC_AX_UNROLL, dims, un, &nl);
+  int lanes[2 * TKC_MAX_AXES]; /* the group axes, then the unroll axes */
+  int64_t ngr, nun_lanes;
+  int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
+  int nun = lane_axes(L, TKC_AX_UNROLL, dims, lanes + ngroup, &nun_lanes);
+  int64_t nl = ngr * nun_lanes;
   tkc_uop **vals = malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
   if (!vals) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   tkc_uop *ident = identity_of(g, op, u->dtype);
-  for (int64_t lane = 0; lane < nl; lane++) {
-    if (nun) {
-      set_lanes(L, un, nun, lane);
+  for (int64_t lane = 0; lane < nl; lane++) { /* lane = group lane + ngr * unroll lane */
+    if (ngroup + nun) {
+      set_lanes(L, lanes, ngroup + nun, lane);
       tkc_umap_free(&L->memo[1]);
     }
     tkc_uop *v = lower_uop(L, u->src[0], 1);
@@ -160,18 +163,25 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
     r = fold(g, op, vals, nl);
     goto done;
   }
-  tkc_packer *P = packer_for(L, un, nun);
-  int64_t w = P ? ks->ax[un[0]].size : 1, nt = 0;
-  for (int64_t base = 0; base < nl; base += w) {
-    tkc_uop *pv = P ? tkc_pack_values(P, vals + base) : NULL;
-    for (int64_t k = 0; k < (pv ? 1 : w); k++) {
-      tkc_uop *v = pv ? pv : vals[base + k];
-      acc_src[0] = pv ? tkc_uop_new(g, TKC_OP_CONST, v->dtype, 0, NULL, ident->arg) : ident;
-      tkc_uop *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, v->dtype, nr, acc_src, tkc_arg_int(L->naccs++));
-      tkc_uop *s2[2] = {acc, tkc_uop_alu2(g, op, acc, v)};
-      tkc_uop *asg = s2[1] ? tkc_uop_new(g, TKC_OP_ASSIGN, v->dtype, 2, s2, tkc_arg_none()) : NULL;
+  /* an accumulator per group lane (a vector one per W group lanes), the unroll lanes added to it in order */
+  tkc_packer *P = packer_for(L, lanes, ngroup);
+  int64_t w = P ? ks->ax[lanes[0]].size : 1, nt = 0;
+  for (int64_t base = 0; base < ngr; base += w) {
+    tkc_uop *pv[TKC_MAX_LANES], *lane_vals[TKC_MAX_VEC];
+    bool vec = P != NULL;
+    for (int64_t k = 0; vec && k < nun_lanes; k++) {
+      for (int64_t j = 0; j < w; j++) lane_vals[j] = vals[base + j + ngr * k];
+      vec = (pv[k] = tkc_pack_values(P, lane_vals)) != NULL;
+    }
+    for (int64_t j = 0; j < (vec ? 1 : w); j++) {
+      tkc_dt dt = vec ? pv[0]->dtype : u->dtype;
+      acc_src[0] = vec ? tkc_uop_new(g, TKC_OP_CONST, dt, 0, NULL, ident->arg) : ident;
+      tkc_uop *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, dt, nr, acc_src, tkc_arg_int(L->naccs++)), *upd = acc;
+      for (int64_t k = 0; k < nun_lanes && upd; k++) upd = tkc_uop_alu2(g, op, upd, vec ? pv[k] : vals[base + j + ngr * k]);
+      tkc_uop *s2[2] = {acc, upd};
+      tkc_uop *asg = upd ? tkc_uop_new(g, TKC_OP_ASSIGN, dt, 2, s2, tkc_arg_none()) : NULL;
       if (!asg) goto done;
-      if (!pv) terms[nt++] = asg;
+      if (!vec) terms[nt++] = asg;
       else
         for (int i = 0; i < (int)w; i++) {
           tkc_arg ix = tkc_arg_int(i);
@@ -267,6 +277,21 @@ static void launch_indices(lower *L, const tkc_renderer *r) {
   }
 }
 
+/* STORE k of W lane STOREs, its value lane k of the W values packed as one vector (when that packs
+ * into more than a VECTORIZE of the scalars) */
+static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, int64_t k) {
+  tkc_uop *vals[TKC_MAX_VEC];
+  for (int i = 0; i < w; i++) {
+    if (st[i]->op != TKC_OP_STORE || st[i]->nsrc != 2) return st[k];
+    vals[i] = st[i]->src[1];
+  }
+  tkc_uop *v = tkc_pack_values(P, vals);
+  if (!v || v->op == TKC_OP_VECTORIZE) return st[k];
+  tkc_arg ix = tkc_arg_int(k);
+  tkc_uop *s2[2] = {st[k]->src[0], tkc_uop_new(L->g, TKC_OP_GEP, vals[k]->dtype, 1, &v, tkc_arg_tuple(&ix, 1))};
+  return s2[1] ? tkc_uop_new(L->g, TKC_OP_STORE, st[k]->dtype, 2, s2, tkc_arg_none()) : st[k];
+}
+
 tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
   lower L = {.g = g, .ks = ks, .ndim = ks->ndim};
@@ -299,10 +324,12 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
   if (P) { /* the first upcast axis as vectors: W contiguous STOREs -> one vector STORE */
     int64_t w = ks->ax[up[0]].size, kept = 0;
     for (int64_t base = 0; base < ns; base += w) {
-      tkc_uop *v = tkc_pack_stores(P, src + base);
+      tkc_uop *group[TKC_MAX_VEC], *v = tkc_pack_stores(P, src + base);
       if (v) src[kept++] = v;
-      else
-        for (int64_t k = 0; k < w; k++) src[kept++] = src[base + k];
+      else { /* strided stores: the values still as one vector, stored lane by lane */
+        for (int64_t k = 0; k < w; k++) group[k] = store_lane(&L, P, src + base, (int)w, k);
+        for (int64_t k = 0; k < w; k++) src[kept++] = group[k];
+      }
     }
     ns = kept;
   }

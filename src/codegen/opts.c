@@ -48,7 +48,9 @@ int64_t tkc_kshape_lanes(const tkc_kshape *ks) {
   return n;
 }
 
-static int loop_axes(const tkc_kshape *ks) { return ks->naxes - tkc_kshape_count(ks, TKC_AX_UPCAST) - tkc_kshape_count(ks, TKC_AX_UNROLL); }
+static int loop_axes(const tkc_kshape *ks) {
+  return ks->naxes - tkc_kshape_count(ks, TKC_AX_UPCAST) - tkc_kshape_count(ks, TKC_AX_UNROLL) - tkc_kshape_count(ks, TKC_AX_GROUP);
+}
 
 /* Splits `amount` lanes of kind off the inner end of axis a. */
 static tkc_status split(tkc_kshape *ks, int a, int64_t amount, tkc_axis_kind kind, const char *what) {
@@ -87,6 +89,10 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
   case TKC_OPT_UNROLL:
     if (o.axis < 0 || first_reduce + o.axis >= nloop) return tkc_err(TKC_EINVAL, "UNROLL: axis %d is not a reduce axis (the kernel has %d)", o.axis, nloop - first_reduce);
     return split(ks, first_reduce + o.axis, o.amount, TKC_AX_UNROLL, name);
+  case TKC_OPT_GROUP: /* on loop devices: partial accumulators (lanes), combined after the loop */
+    if (r && r->has_local) return tkc_err(TKC_EUNSUPPORTED, "GROUP: workgroup reductions are not built yet (renderer %s)", r->name);
+    if (o.axis < 0 || first_reduce + o.axis >= nloop) return tkc_err(TKC_EINVAL, "GROUP: axis %d is not a reduce axis (the kernel has %d)", o.axis, nloop - first_reduce);
+    return split(ks, first_reduce + o.axis, o.amount, TKC_AX_GROUP, name);
   case TKC_OPT_PADTO: {
     if (o.axis < 0 || o.axis >= nloop) return tkc_err(TKC_EINVAL, "PADTO: axis %d is not a loop axis (the kernel has %d)", o.axis, nloop);
     tkc_kaxis *x = &ks->ax[o.axis];
@@ -109,7 +115,7 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
   case TKC_OPT_NOLOCALS:
     if (r && r->has_local) return tkc_err(TKC_EUNSUPPORTED, "NOLOCALS: not built for %s yet (its launches always have a workgroup)", r->name);
     return TKC_OK; /* loop devices have no locals: nothing to turn off */
-  default: /* LOCAL, GROUP, GROUPTOP, TC */
+  default: /* LOCAL, GROUPTOP, TC */
     if (!r || !r->has_local) return tkc_err(TKC_EINVAL, "%s: renderer %s has no workgroups", name, r ? r->name : "INTERP");
     return tkc_err(TKC_EUNSUPPORTED, "%s: workgroup opts are not built yet (renderer %s)", name, r->name);
   }

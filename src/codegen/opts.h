@@ -11,7 +11,9 @@ typedef enum tkc_axis_kind {
   TKC_AX_GLOBAL, /* an output loop (or launch index on GPUs) */
   TKC_AX_REDUCE, /* a reduce loop */
   TKC_AX_UPCAST, /* output lanes: each lane computes its own output */
-  TKC_AX_UNROLL  /* reduce lanes: each lane has its own accumulator, combined after the loop */
+  TKC_AX_UNROLL, /* reduce lanes: added to the one accumulator in loop order (same result as the loop) */
+  TKC_AX_GROUP   /* reduce lanes with accumulators of their own, combined after the loop (on host
+                    devices: vector accumulators; on GPUs, threads of a workgroup: not built yet) */
 } tkc_axis_kind;
 
 /* One axis: it adds (its index) * stride to the index of kernel dim `dim`. */

@@ -111,10 +111,10 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
   tkc_sbuf out = {0};
   int failed = 0;
   for (size_t i = 0; i < s.n && !failed; i++) {
-    char name[160], kname[32];
-    snprintf(kname, sizeof kname, "kernel%zu", i); /* the opts are in name (TKC_DEBUG=3 prints it) */
+    char name[160];
     tkc_uop *k = build_kernel(s.g, s.items[i].ast, r, NULL, name, sizeof name);
-    char *src = k ? tkc_codegen_source(k, r, kname) : NULL;
+    if (strstr(out.s ? out.s : "", name)) snprintf(name + strlen(name), sizeof name - strlen(name), "n%zu", i); /* unique */
+    char *src = k ? tkc_codegen_source(k, r, name) : NULL;
     if (!src) failed = 1;
     else {
       tkc_sbuf_puts(&out, src);

@@ -110,7 +110,13 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   t[0] = tkc_pad(x, pads, 0);
   t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL;
   t[2] = reshape_to(t[1], 7, xs);
-  t[3] = tkc_reshape(w, 7, ws);
+  /* weights channel-last (I,KH,KW,O) in memory: the output channels are contiguous, so the conv's
+   * register tile loads vectors of them (one small copy kernel) */
+  tkc_tensor *wl = o % 8 == 0 ? tkc_contiguous(tkc_permute(w, (const int[]){1, 2, 3, 0})) : NULL;
+  tkc_tensor *wv = wl ? tkc_permute(wl, (const int[]){3, 0, 1, 2}) : NULL;
+  t[3] = tkc_reshape(wv ? wv : w, 7, ws);
+  tkc_tensor_free(wv);
+  tkc_tensor_free(wl);
   t[4] = t[2] && t[3] ? tkc_mul(t[2], t[3]) : NULL;
   t[5] = t[4] ? tkc_sum(t[4], 3, axes, 1) : NULL;
   t[6] = t[5] ? tkc_cast(t[5], tkc_dtype_of(t[4])) : NULL;

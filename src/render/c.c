@@ -95,6 +95,7 @@ static const char *const pfx_name[PFX_N] = {"ridx", "alu", "val", "cast", "acc",
 typedef struct vecty {
   uint8_t scalar; /* bfloat16 registers use float vectors: stored as FLOAT32 */
   uint16_t count;
+  bool fma;       /* the kernel uses its tkc_fma_<type> helper */
 } vecty;
 
 typedef struct bufarg {
@@ -178,6 +179,7 @@ static const char *vec_type(rctx *c, int scalar, int count, char *buf, size_t n)
   }
   c->vecs[c->nvecs].scalar = (uint8_t)scalar;
   c->vecs[c->nvecs].count = (uint16_t)count;
+  c->vecs[c->nvecs].fma = false;
   c->nvecs++;
   return buf;
 }
@@ -415,8 +417,39 @@ static char *vec_literal(rctx *c, tkc_dt dt, char **l, int n) {
   return s ? s : fail_oom(c);
 }
 
+/* float32/float64 vector arithmetic with the C operators (and the per-type fma helper): NULL when
+ * u is not such an op (it is then rendered lane by lane) */
+static char *native_vector_op(rctx *c, const tkc_uop *u) {
+  int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
+  if (n <= 1 || !is_pow2(n) || (s != TKC_FLOAT32 && s != TKC_FLOAT64)) return NULL;
+  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return NULL;
+  const char *a[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < u->nsrc && k < 3; k++) {
+    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype)) return NULL;
+    if (!(a[k] = R(c, u, u->src[k]))) return NULL;
+  }
+  switch (op) {
+  case TKC_OP_ADD: return xfmt(c, "(%s+%s)", a[0], a[1]);
+  case TKC_OP_SUB: return xfmt(c, "(%s-%s)", a[0], a[1]);
+  case TKC_OP_MUL: return xfmt(c, "(%s*%s)", a[0], a[1]);
+  case TKC_OP_FDIV: return xfmt(c, "(%s/%s)", a[0], a[1]);
+  case TKC_OP_NEG: return xfmt(c, "(-%s)", a[0]);
+  default: { /* MULACC */
+    char tb[48];
+    if (!vec_type(c, s, n, tb, sizeof tb)) return NULL;
+    for (size_t i = 0; i < c->nvecs; i++)
+      if (c->vecs[i].scalar == s && c->vecs[i].count == n) c->vecs[i].fma = true;
+    return xfmt(c, "tkc_fma_%s(%s,%s,%s)", tb, a[0], a[1], a[2]);
+  }
+  }
+}
+
 /* renders a value-producing ALU/CAST/BITCAST u, lane by lane when it is a vector */
 static char *render_value_op(rctx *c, const tkc_uop *u) {
+  if (u->nsrc <= 3) {
+    char *v = native_vector_op(c, u);
+    if (v || c->failed) return v;
+  }
   int cnt = u->dtype.count;
   int lanes = cnt > 1 ? cnt : 1;
   char **l = calloc((size_t)lanes, sizeof *l);
@@ -924,6 +957,14 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
     while (lanes < (unsigned)cnt) lanes <<= 1;
     tkc_sbuf_printf(&o, "typedef %s %s%d __attribute__((aligned(%d),vector_size(%u)));\n", vec_elem[s], vec_name[s], cnt,
                     vec_elem_size[s], lanes * vec_elem_size[s]);
+    if (c.vecs[k].fma) { /* one fused multiply-add per lane, as one vector FMA: clang contracts a*b+c
+                            (exactly one rounding where the target has FMA), else fma per lane */
+      const char *t = vec_name[s];
+      tkc_sbuf_printf(&o, "static inline %s%d tkc_fma_%s%d(%s%d a, %s%d b, %s%d c) {\n"
+                          "#if defined(__clang__) && defined(__FMA__)\n#pragma clang fp contract(fast)\n  return a * b + c;\n#else\n"
+                          "  %s%d r;\n  for (int i = 0; i < %d; i++) r[i] = __builtin_fma%s(a[i], b[i], c[i]);\n  return r;\n#endif\n}\n",
+                      t, cnt, t, cnt, t, cnt, t, cnt, t, cnt, t, cnt, cnt, s == TKC_FLOAT32 ? "f" : "");
+    }
   }
   tkc_sbuf_printf(&o, "void %s(", name);
   int np = 0;
