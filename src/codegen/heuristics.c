@@ -63,6 +63,16 @@ static void load_strides(const tkc_uop *ast, int ndim, strides *S) {
   free(order);
 }
 
+static bool has_transcendental(const tkc_uop *ast) {
+  size_t n;
+  tkc_uop **order = tkc_toposort(ast, &n);
+  bool found = !order;
+  for (size_t i = 0; order && i < n && !found; i++)
+    found = order[i]->op == TKC_OP_EXP2 || order[i]->op == TKC_OP_LOG2 || order[i]->op == TKC_OP_SIN || order[i]->op == TKC_OP_POW;
+  free(order);
+  return found;
+}
+
 static bool some_load(const strides *S, int dim, int64_t stride) {
   for (int i = 0; i < S->n; i++)
     if (S->s[i][dim] == stride) return true;
@@ -88,6 +98,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   int w = item ? tkc_host_simd_bytes() / (int)item : 0;
   if (w > TKC_MAX_VEC) w = TKC_MAX_VEC;
   if (w < 2) return;
+  if (has_transcendental(ast)) return; /* libm per lane beats vectors of gathers until xexp2 & co exist */
   strides S;
   load_strides(ast, ks->ndim, &S);
   int first_reduce = tkc_kshape_first_reduce(ks), c = first_reduce ? first_reduce - 1 : -1; /* the contiguous output axis */
