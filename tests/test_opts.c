@@ -61,11 +61,12 @@ static const kcase CASES[] = {
 };
 #define NCASES ((int)(sizeof CASES / sizeof CASES[0]))
 
-/* the candidate opts: every op the host devices build, on every axis, with every amount */
-#define NCAND (5 * 4 * 6)
+/* the candidate opts: every op but TC, on every axis, with every amount (NOLOCALS once) */
+#define NCAND (7 * 4 * 6 + 1)
 static tkc_opt candidate(int i) {
-  static const tkc_opt_op ops[5] = {TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_GROUP, TKC_OPT_PADTO, TKC_OPT_SWAP};
+  static const tkc_opt_op ops[7] = {TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_GROUP, TKC_OPT_GROUPTOP, TKC_OPT_LOCAL, TKC_OPT_PADTO, TKC_OPT_SWAP};
   static const int amounts[6] = {0, 2, 3, 4, 8, 16};
+  if (i == NCAND - 1) return (tkc_opt){TKC_OPT_NOLOCALS, 0, 0};
   tkc_opt o = {ops[i / 24], (i / 6) % 4, amounts[i % 6]};
   if (o.op == TKC_OPT_SWAP) o.amount = i % 6 < 4 ? i % 6 : 0;
   return o;
@@ -223,10 +224,32 @@ static void test_realize_opts_errors(void **state) {
     tkc_tensor *b = tkc_rand(ctx, TKC_FLOAT32, 3, s3, 2), *u = tkc_mul(b, b);
     tkc_opt many[3] = {{TKC_OPT_UPCAST, 0, 16}, {TKC_OPT_UPCAST, 0, 16}, {TKC_OPT_UPCAST, 0, 2}};
     TR_EXPECT(tkc_realize_opts(u, many, 3) == TKC_EINVAL && strstr(tkc_last_error(), "limit"), "%s: too many lanes: %s", dev, tkc_last_error());
-    /* workgroup opts: refused on loop devices, not built on GPUs */
+    /* workgroup opts: refused on loop devices; on GPUs past the workgroup size */
+    tkc_device *d = tkc_device_get(dev);
+    const tkc_renderer *r = d ? tkc_device_renderer(d) : NULL;
+    bool gpu = r && r->has_local;
     tkc_opt local = {TKC_OPT_LOCAL, 0, 4};
-    tkc_status st = tkc_realize_opts(t, &local, 1);
-    TR_EXPECT((st == TKC_EINVAL || st == TKC_EUNSUPPORTED) && strstr(tkc_last_error(), "LOCAL"), "%s: LOCAL gave %d", dev, (int)st);
+    tkc_tensor *t1 = tkc_add(a, a), *t2 = tkc_add(a, a);
+    tkc_status st = tkc_realize_opts(t1, &local, 1);
+    TR_EXPECT(gpu ? st == TKC_OK : st == TKC_EINVAL && strstr(tkc_last_error(), "LOCAL"), "%s: LOCAL gave %d", dev, (int)st);
+    tkc_tensor_free(t1);
+    tkc_opt locals[2] = {{TKC_OPT_LOCAL, 1, 16}, {TKC_OPT_LOCAL, 0, 8}}; /* 128 threads; then 256 */
+    st = tkc_realize_opts(t2, locals, 2);
+    TR_EXPECT(gpu ? st == TKC_OK : st == TKC_EINVAL, "%s: 128 threads gave %d: %s", dev, (int)st, tkc_last_error());
+    tkc_tensor_free(t2);
+    int64_t s4[2] = {64, 64};
+    tkc_tensor *big = tkc_rand(ctx, TKC_FLOAT32, 2, s4, 3), *bs = tkc_sum(big, 1, (int[]){1}, 0);
+    tkc_opt toomany[3] = {{TKC_OPT_LOCAL, 0, 16}, {TKC_OPT_GROUP, 0, 32}}; /* 512 threads */
+    st = tkc_realize_opts(bs, toomany, 2);
+    TR_EXPECT(st == TKC_EINVAL && strstr(tkc_last_error(), gpu ? "threads per workgroup" : "no workgroups"), "%s: 512 threads gave %d: %s", dev, (int)st, tkc_last_error());
+    tkc_opt nol[2] = {{TKC_OPT_NOLOCALS, 0, 0}, {TKC_OPT_LOCAL, 0, 4}};
+    st = tkc_realize_opts(bs, nol, 2);
+    TR_EXPECT(st == TKC_EINVAL && strstr(tkc_last_error(), gpu ? "NOLOCALS" : "no workgroups"), "%s: LOCAL after NOLOCALS gave %d: %s", dev, (int)st, tkc_last_error());
+    tkc_opt tc = {TKC_OPT_TC, 0, 0};
+    st = tkc_realize_opts(bs, &tc, 1);
+    TR_EXPECT((gpu ? st == TKC_EUNSUPPORTED : st == TKC_EINVAL) && strstr(tkc_last_error(), "TC"), "%s: TC gave %d: %s", dev, (int)st, tkc_last_error());
+    tkc_tensor_free(bs);
+    tkc_tensor_free(big);
     /* t is still computable, and a realized tensor has no kernel left */
     TR_EXPECT(tkc_realize_opts(t, &up, 1) == TKC_OK, "%s: a legal opt after refusals: %s", dev, tkc_last_error());
     float out[128];

@@ -301,8 +301,27 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
       {"tanh", tkc_tanh(y)}, {"cos", tkc_cos(y)}, {"log", tkc_log(y)}, {"exp2", tkc_exp2(y)},
       {"sum_keepdim", tkc_sum(tkc_expand(tkc_reshape(y, 3, (int64_t[]){1, 4, 5}), 3, e245), 1, &last, 1)},
       {"rand", tkc_add(tkc_rand(ctx, TKC_FLOAT32, 2, s45, 7), y)},
+      {"long_sum", tkc_sum(tkc_full(ctx, TKC_FLOAT32, 1, (int64_t[]){1000003}, 1), 0, NULL, 0)},
+      {"long_max_rows", tkc_max(tkc_full(ctx, TKC_FLOAT16, 2, (int64_t[]){3, 70000}, 1), 1, &last, 0)},
+      {"long_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){3, 70000}, 1), tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){70000, 5}, 1))},
   };
   for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) add_tensor(m, comp[i].t, comp[i].n);
+}
+
+/* a float32 sum from the tensor API runs across a workgroup: shared memory and bar.sync */
+static void test_tensor_api_shared_sum(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  tkc_tensor *s = tkc_sum(tkc_full(ctx, TKC_FLOAT32, 1, (int64_t[]){1000003}, 1), 0, NULL, 0);
+  char *src = tkc_kernels_source(s, "PTX");
+  assert_non_null(src);
+  if (!strstr(src, ".shared .align") || !strstr(src, "bar.sync 0") || !strstr(src, "st.shared.f32") || !strstr(src, "%tid.x")) {
+    printf("%s\n", src);
+    fail_msg("the sum's PTX lacks shared memory, st.shared, bar.sync or %%tid.x");
+  }
+  free(src);
+  tkc_ctx_free(ctx);
 }
 
 static void test_tensor_api_kernels(void **state) {
@@ -687,7 +706,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

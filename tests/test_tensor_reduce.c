@@ -205,6 +205,52 @@ static void test_reduce_accumulators(void **state) {
   TR_END();
 }
 
+/* long reductions (GPUs split them across a workgroup: shared memory + barrier, PADTO for a prime
+ * size; lavapipe would refuse 1,000,003 loop iterations in one invocation): sum, max and mean of
+ * 1,000,003 small integers, and a matmul with a 70,000-long inner dim. Every partial sum is an
+ * integer below 2^24, so float32 sums are exact in any order. */
+static void test_long_reductions(void **state) {
+  (void)state;
+  tr_begin();
+  const int64_t n = 1000003, K = 70000, M = 3, N = 5;
+  float *h = malloc((size_t)n * sizeof *h), *a = malloc((size_t)(M * K) * sizeof *a), *b = malloc((size_t)(K * N) * sizeof *b);
+  assert_true(h && a && b);
+  double want_sum = 0, want_mm[3 * 5] = {0};
+  float want_max = -INFINITY;
+  for (int64_t i = 0; i < n; i++) {
+    h[i] = (float)((i * 7919) % 13) - 6.0f + (i == 777777 ? 20.0f : 0.0f);
+    want_sum += h[i];
+    want_max = h[i] > want_max ? h[i] : want_max;
+  }
+  for (int64_t i = 0; i < M * K; i++) a[i] = (float)((i * 31) % 5) - 2.0f;
+  for (int64_t i = 0; i < K * N; i++) b[i] = (float)((i * 17) % 5) - 2.0f;
+  for (int64_t i = 0; i < M; i++)
+    for (int64_t j = 0; j < N; j++)
+      for (int64_t k = 0; k < K; k++) want_mm[i * N + j] += (double)a[i * K + k] * b[k * N + j];
+  FOR_EACH_DEVICE(dev, ctx) {
+    tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 1, &n, h);
+    float sum = 0, mx = 0, mean = 0, mm[3 * 5];
+    tkc_status s1 = tkc_copy_out(tkc_sum(x, 0, NULL, 0), &sum, 4);
+    const char *noopt = getenv("TKC_NOOPT");
+    if (s1 == TKC_EUNSUPPORTED && noopt && !strcmp(noopt, "1") && strstr(tkc_last_error(), "loop iterations")) {
+      printf("  %s refuses a 1,000,003-long loop without opts (TKC_NOOPT=1): %s\n", dev, tkc_last_error());
+    } else {
+      TR_EXPECT(s1 == TKC_OK && sum == (float)want_sum, "%s: sum of 1,000,003 = %g, want %g: %s", dev, sum, want_sum, tkc_last_error());
+      TR_EXPECT(tkc_copy_out(tkc_max(x, 0, NULL, 0), &mx, 4) == TKC_OK && mx == want_max, "%s: max of 1,000,003 = %g, want %g: %s", dev, mx, want_max, tkc_last_error());
+      TR_EXPECT(tkc_copy_out(tkc_mean(x, 0, NULL, 0), &mean, 4) == TKC_OK && fabs(mean - want_sum / n) <= 1e-6 * fabs(want_sum / n) + 1e-9,
+                "%s: mean of 1,000,003 = %.9g, want %.9g: %s", dev, mean, want_sum / n, tkc_last_error());
+    }
+    tkc_tensor *ta = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){M, K}, a), *tb = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){K, N}, b);
+    tkc_status st = tkc_copy_out(tkc_matmul(ta, tb), mm, sizeof mm);
+    TR_EXPECT(st == TKC_OK, "%s: matmul (3,70000)@(70000,5): %s", dev, tkc_last_error());
+    for (int i = 0; !st && i < M * N; i++) TR_EXPECT(mm[i] == (float)want_mm[i], "%s: matmul K=70000 [%d] = %g, want %g", dev, i, mm[i], want_mm[i]);
+  }
+  free(h);
+  free(a);
+  free(b);
+  TR_END();
+}
+
 /* ---------------------------------------------------------------- movement */
 
 static void test_movement(void **state) {
@@ -429,6 +475,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_reduce_every_dtype), cmocka_unit_test(test_reduce_axes),
       cmocka_unit_test(test_reduce_shapes_and_views), cmocka_unit_test(test_reduce_accumulators),
+      cmocka_unit_test(test_long_reductions),
       cmocka_unit_test(test_movement),           cmocka_unit_test(test_free_intermediates),
       cmocka_unit_test(test_creation),           cmocka_unit_test(test_properties),
   };

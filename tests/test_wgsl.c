@@ -21,6 +21,7 @@
 #include "golden.h"
 #include "kernel_util.h"
 #include "runtime/device.h"
+#include "tkc.h"
 
 static int webgpu_ok(void) {
   if (tkc_device_available("WEBGPU")) return 1;
@@ -491,6 +492,23 @@ static void test_long_loops(void **state) {
   long_loops(2, 1000, true);
 }
 
+/* a sum from the tensor API runs across a workgroup: workgroup memory and workgroupBarrier (its
+ * value on lavapipe is checked against C in test_tensor_reduce's long reductions) */
+static void test_tensor_api_workgroup_sum(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  tkc_tensor *s = tkc_sum(tkc_full(ctx, TKC_FLOAT32, 1, (int64_t[]){1000003}, 1), 0, NULL, 0);
+  char *src = tkc_kernels_source(s, "WGSL");
+  assert_non_null(src);
+  want(src, "var<workgroup> temp0: array<f32, 256>;");
+  want(src, "@compute @workgroup_size(256, 1, 1)");
+  want_order(src, "temp0[i32(lindex.x)] = ", "workgroupBarrier();");
+  want(src, "if ((i32(lindex.x) < 1i)) {"); /* one invocation stores */
+  tkc_free(src);
+  tkc_ctx_free(ctx);
+}
+
 /* ---------------------------------------------------------------- edge values against INTERP */
 
 /* runs sink on INTERP and WEBGPU with the same inputs; the outputs (buffers 0..nout-1) must match */
@@ -749,7 +767,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_render_bad_input),      cmocka_unit_test(test_grid_every_dtype),
       cmocka_unit_test(test_grid_2d_transpose),     cmocka_unit_test(test_workgroup_sum),
       cmocka_unit_test(test_grid_variables),        cmocka_unit_test(test_threads),
-      cmocka_unit_test(test_long_loops),
+      cmocka_unit_test(test_long_loops),            cmocka_unit_test(test_tensor_api_workgroup_sum),
       cmocka_unit_test(test_edge_integers),
       cmocka_unit_test(test_edge_floats),           cmocka_unit_test(test_edge_half_types),
       cmocka_unit_test(test_compile_errors),        cmocka_unit_test(test_launch_errors),

@@ -54,10 +54,15 @@ TKC_API char *tkc_render(const tkc_renderer *r, const char *name, tkc_uop *const
  *   UNROLL axis amount   split amount lanes off a reduce axis, added to its accumulator in loop order
  *                        (axis counts from the first reduce axis)
  *   GROUP  axis amount   split amount partial reductions off a reduce axis, combined after the loop
- *                        (loop devices: lanes with accumulators of their own, i.e. vector accumulators)
+ *                        (loop devices: lanes with accumulators of their own, i.e. vector accumulators;
+ *                        GPUs: threads of a workgroup, combined through shared memory after a barrier)
+ *   GROUPTOP axis amount GROUP splitting off the outer end: each partial reduces a contiguous run
+ *   LOCAL  axis amount   GPUs: split amount threads of a workgroup off an output axis
+ *   NOLOCALS             GPUs: one thread per workgroup unless LOCAL says otherwise
  *   PADTO  axis amount   round the axis up to a multiple of amount (masked past the end)
  *   SWAP   axis amount   exchange the loop order of output axes axis and amount
- *   LOCAL / GROUPTOP / NOLOCALS / TC, and GROUP on GPUs: workgroup opts (TKC_EUNSUPPORTED: not built yet)
+ *   TC                   tensor cores: TKC_EUNSUPPORTED (not built yet)
+ * A workgroup has at most min(256, renderer local_max[0]) threads.
  * Applying an illegal opt fails with TKC_EINVAL and the reason; nothing aborts. */
 typedef enum tkc_opt_op {
   TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_LOCAL, TKC_OPT_GROUP, TKC_OPT_GROUPTOP,

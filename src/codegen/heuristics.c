@@ -8,7 +8,11 @@
  *     width and again by 4: four vector accumulators;
  *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
  *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
- * GPU renderers keep their launch-grid lowering (no opts yet). */
+ * GPU renderers (tinygrad's GPU branch):
+ *   a long reduce (few outputs, or a reduce of 16K or more per output): GROUP its last reduce axis
+ *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
+ *     when 256 does not divide it, so any size runs across a workgroup;
+ *   matmul-like: a 4 x 4 register tile (UPCAST two broadcast output axes by 4). */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -91,8 +95,54 @@ static int axis_of(const tkc_kshape *ks, int d) {
   return -1;
 }
 
+/* whether every REDUCE_AXIS of ast reduces kernel dim d (a workgroup can then share its threads) */
+static bool all_reduce(const tkc_uop *ast, int d) {
+  size_t n;
+  tkc_uop **order = tkc_toposort(ast, &n);
+  bool all = order != NULL;
+  for (size_t i = 0; all && i < n; i++) {
+    if (order[i]->op != TKC_OP_REDUCE_AXIS) continue;
+    const tkc_arg *axes = &order[i]->arg.v.t[1];
+    bool has = false;
+    for (uint32_t k = 0; k < axes->n; k++) has |= axes->v.t[k].v.i == d;
+    all = has;
+  }
+  free(order);
+  return all;
+}
+
+enum { GPU_GROUP = 256, GPU_GROUP_OUTPUTS = 2048, GPU_LONG_REDUCE = 16384 };
+
+static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r, const strides *S) {
+  int first_reduce = tkc_kshape_first_reduce(ks), last = ks->naxes - 1;
+  int64_t outputs = 1, reduce = 1;
+  for (int a = 0; a < ks->naxes; a++) *(a < first_reduce ? &outputs : &reduce) *= ks->ax[a].size;
+  if (first_reduce < ks->naxes && r->has_shared && (outputs <= GPU_GROUP_OUTPUTS || reduce >= GPU_LONG_REDUCE) && reduce >= GPU_GROUP &&
+      ks->ax[last].size >= GPU_GROUP && all_reduce(ast, ks->ax[last].dim)) {
+    int d = ks->ax[last].dim, ra = last - first_reduce;
+    if (ks->ax[last].size % GPU_GROUP) try_opt(ks, TKC_OPT_PADTO, last, GPU_GROUP, r);
+    try_opt(ks, some_load(S, d, 1) ? TKC_OPT_GROUP : TKC_OPT_GROUPTOP, ra, GPU_GROUP, r);
+    return;
+  }
+  /* a register tile over two output axes that some load broadcasts (matmul, conv) */
+  int tiled = 0;
+  for (int a = first_reduce - 1; a >= 0 && tiled < 2 && first_reduce < ks->naxes; a--) {
+    if (ks->ax[a].size % 4 || ks->ax[a].size < 8 || !some_load(S, ks->ax[a].dim, 0)) continue;
+    int d = ks->ax[a].dim;
+    try_opt(ks, TKC_OPT_UPCAST, a, 4, r);
+    tiled += axis_of(ks, d) >= 0;
+  }
+}
+
 void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
-  if (!r || r->global_max[0] > 0 || !r->supports_float4 || ast->nsrc != 1) return; /* host renderers only */
+  if (!r || ast->nsrc != 1) return;
+  if (r->global_max[0] > 0) {
+    strides S;
+    load_strides(ast, ks->ndim, &S);
+    gpu_heuristics(ks, ast, r, &S);
+    return;
+  }
+  if (!r->supports_float4) return;
   const tkc_uop *store = ast->src[0];
   size_t item = store->nsrc >= 3 ? tkc_dt_itemsize(store->src[2]->dtype) : 4;
   int w = item ? tkc_host_simd_bytes() / (int)item : 0;

@@ -8,6 +8,7 @@
  * combined after the loop. Views become index and validity expressions, and
  * the whole kernel is then simplified with the symbolic rules. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -20,6 +21,10 @@ typedef struct lower {
   tkc_uop *axis_idx[TKC_MAX_AXES]; /* RANGE / launch index / lane constant of each axis */
   tkc_uop *idx_out[TKC_MAX_DIMS], *idx_full[TKC_MAX_DIMS];
   tkc_uop *launch_valid; /* a partial last launch block: lanes past the end do nothing */
+  tkc_uop *tid;          /* GPUs: the thread's index in its workgroup when opts made thread axes */
+  int64_t group_threads; /* of them the GROUP_LOCAL ones (the fastest-varying part of tid) */
+  tkc_uop *store_gate;   /* with GROUP_LOCAL: only the first thread of a group stores */
+  int ntemps;            /* shared-memory arrays made */
   tkc_uop *pad_out, *pad_reduce; /* inside the real (unpadded) output / reduce dims; NULL: no PADTO */
   tkc_umap memo[2];      /* outside / inside a reduce */
   int naccs;
@@ -123,6 +128,28 @@ static tkc_status view_at(lower *L, const tkc_uop *view, int in_reduce, tkc_uop 
 
 static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
 
+/* The partial results of the GROUP_LOCAL threads of a workgroup combined: each thread stores its
+ * own into shared memory, waits at the barrier, and reduces the group's values (every thread, so
+ * that each holds the result; only the first one stores it). */
+static tkc_uop *combine_group(lower *L, tkc_op op, tkc_uop *partial, tkc_uop *ident) {
+  tkc_graph *g = L->g;
+  int64_t n = L->group_threads, threads = L->tid->arg.v.t[1].v.i;
+  char name[16];
+  snprintf(name, sizeof name, "temp%d", L->ntemps);
+  tkc_uop *temp = tkc_uop_new(g, TKC_OP_DEFINE_LOCAL, tkc_dt_ptr(partial->dtype, TKC_SPACE_LOCAL, threads), 0, NULL, tkc_arg_str(name));
+  tkc_uop *s[2] = {temp, L->tid}, *at = temp ? tkc_uop_new(g, TKC_OP_INDEX, temp->dtype, 2, s, tkc_arg_none()) : NULL;
+  tkc_uop *s2[2] = {at, partial}, *st = at ? tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 2, s2, tkc_arg_none()) : NULL;
+  tkc_uop *bar = st ? tkc_uop_new(g, TKC_OP_BARRIER, tkc_dt_of(TKC_VOID), 1, &st, tkc_arg_none()) : NULL;
+  if (!bar) return NULL;
+  tkc_uop *r = tkc_uop_range(g, ci(g, 0), ci(g, n), TKC_MAX_AXES + L->ntemps++), *idx = r;
+  if (n != threads) idx = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, tkc_uop_alu2(g, TKC_OP_IDIV, L->tid, ci(g, n)), ci(g, n)), r);
+  tkc_uop *s3[2] = {temp, idx}, *from = tkc_uop_new(g, TKC_OP_INDEX, temp->dtype, 2, s3, tkc_arg_none());
+  tkc_uop *s4[2] = {from, bar}, *ld = from ? tkc_uop_new(g, TKC_OP_LOAD, partial->dtype, 2, s4, tkc_arg_none()) : NULL;
+  tkc_uop *s5[2] = {ident, r}, *acc = tkc_uop_new(g, TKC_OP_DEFINE_ACC, partial->dtype, 2, s5, tkc_arg_int(L->naccs++));
+  tkc_uop *upd = ld && acc ? tkc_uop_alu2(g, op, acc, ld) : NULL, *s6[2] = {acc, upd};
+  return upd ? tkc_uop_new(g, TKC_OP_ASSIGN, partial->dtype, 2, s6, tkc_arg_none()) : NULL;
+}
+
 /* REDUCE_AXIS(op, axes): the source once per unroll lane, an accumulator per lane (or per vector
  * of lanes) over the reduce loops, the lanes combined after the loop. */
 static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
@@ -139,8 +166,13 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   }
   tkc_uop *acc_src[1 + TKC_MAX_AXES];
   int nr = 1;
-  for (int a = 0; a < ks->naxes; a++)
+  int64_t grouped = 1;
+  for (int a = 0; a < ks->naxes; a++) {
     if (ks->ax[a].kind == TKC_AX_REDUCE && dims[ks->ax[a].dim]) acc_src[nr++] = L->axis_idx[a];
+    if (ks->ax[a].kind == TKC_AX_GROUP_LOCAL && dims[ks->ax[a].dim]) grouped *= ks->ax[a].size;
+  }
+  if (grouped != L->group_threads)
+    return tkc_err_null(TKC_EUNSUPPORTED, "lowerer: a GROUP axis of a dim that one of the kernel's reduces does not reduce");
   int lanes[2 * TKC_MAX_AXES]; /* the group axes, then the unroll axes */
   int64_t ngr, nun_lanes;
   int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
@@ -192,7 +224,7 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   r = fold(g, op, terms, nt);
 done:
   free(vals);
-  return r;
+  return r && grouped > 1 ? combine_group(L, op, r, ident) : r;
 }
 
 static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
@@ -221,7 +253,7 @@ static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
   case TKC_OP_STORE: { /* STORE(DEFINE_GLOBAL, VIEW, value) */
     tkc_uop *val = lower_uop(L, u->src[2], 0);
     if (!val || view_at(L, u->src[1], 0, &idx, &valid)) return NULL;
-    valid = and2(g, valid, L->launch_valid);
+    valid = and2(g, and2(g, valid, L->launch_valid), L->store_gate);
     tkc_uop *s[3] = {u->src[0], idx, valid};
     tkc_uop *index = tkc_uop_new(g, TKC_OP_INDEX, u->src[0]->dtype, valid ? 3 : 2, s, tkc_arg_none());
     tkc_uop *s2[2] = {index, val};
@@ -245,15 +277,40 @@ static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce) {
   return r;
 }
 
+/* The thread axes (LOCAL, GROUP_LOCAL) from the thread index lidx0: the GROUP_LOCAL ones vary
+ * fastest, and of each kind the last axis fastest. */
+static void thread_indices(lower *L) {
+  tkc_graph *g = L->g;
+  const tkc_kshape *ks = L->ks;
+  int64_t threads = tkc_kshape_threads(ks), stride = 1;
+  L->tid = tkc_uop_special(g, "lidx0", threads);
+  L->group_threads = 1;
+  for (int pass = 0; pass < 2; pass++)
+    for (int a = ks->naxes - 1; a >= 0; a--) {
+      if (ks->ax[a].kind != (pass ? TKC_AX_LOCAL : TKC_AX_GROUP_LOCAL)) continue;
+      tkc_uop *q = stride == 1 ? L->tid : tkc_uop_alu2(g, TKC_OP_IDIV, L->tid, ci(g, stride));
+      stride *= ks->ax[a].size;
+      L->axis_idx[a] = stride == threads ? q : tkc_uop_alu2(g, TKC_OP_MOD, q, ci(g, ks->ax[a].size));
+      if (!pass) L->group_threads *= ks->ax[a].size;
+    }
+  if (L->group_threads > 1) {
+    tkc_uop *first = L->group_threads == threads ? L->tid : tkc_uop_alu2(g, TKC_OP_MOD, L->tid, ci(g, L->group_threads));
+    L->store_gate = tkc_uop_alu2(g, TKC_OP_CMPLT, first, ci(g, 1));
+  }
+}
+
 /* The global axes as one flattened launch grid: linear = (gidx1*G0 + gidx0)*L + lidx0, the last
- * global axis varying fastest. */
+ * global axis varying fastest. Without thread axes from opts (and without NOLOCALS) a block of
+ * L output positions is one workgroup; with them a workgroup is one output position's threads. */
 static void launch_indices(lower *L, const tkc_renderer *r) {
   tkc_graph *g = L->g;
   const tkc_kshape *ks = L->ks;
   int nglobal = tkc_kshape_first_reduce(ks);
+  bool threads = tkc_kshape_threads(ks) > 1;
   int64_t total = 1, maxl = r->local_max[0] > 0 ? r->local_max[0] : 1, l = 1;
   for (int a = 0; a < nglobal; a++) total *= ks->ax[a].size;
   if (maxl > 256) maxl = 256;
+  if (threads || ks->nolocals) maxl = 1;
   while (l * 2 <= maxl && total % (l * 2) == 0) l *= 2; /* a block size that divides: no partial block */
   int64_t blocks = total / l, g0 = blocks, g1 = 1;
   if (l < 32 && total >= 4096 && maxl >= 64) { /* awkward sizes: full blocks plus a guarded tail */
@@ -275,6 +332,7 @@ static void launch_indices(lower *L, const tkc_renderer *r) {
     stride *= ks->ax[a].size;
     L->axis_idx[a] = stride == total ? q : tkc_uop_alu2(g, TKC_OP_MOD, q, ci(g, ks->ax[a].size));
   }
+  if (threads) thread_indices(L);
 }
 
 /* STORE k of W lane STOREs, its value lane k of the W values packed as one vector (when that packs
@@ -294,12 +352,18 @@ static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, i
 
 tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
-  lower L = {.g = g, .ks = ks, .ndim = ks->ndim};
+  lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1};
   int gpu = r && r->global_max[0] > 0;
   L.vectors = r && !gpu && r->supports_float4;
   if (gpu) launch_indices(&L, r);
-  for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++)
-    L.axis_idx[a] = ks->ax[a].kind >= TKC_AX_UPCAST ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, ks->ax[a].size), a);
+  for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++) {
+    tkc_axis_kind k = ks->ax[a].kind;
+    if (k == TKC_AX_LOCAL || k == TKC_AX_GROUP_LOCAL) {
+      if (!gpu) return tkc_err_null(TKC_EINTERNAL, "lowerer: workgroup axes for a renderer without workgroups");
+      continue; /* set by launch_indices */
+    }
+    L.axis_idx[a] = k >= TKC_AX_UPCAST ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, ks->ax[a].size), a);
+  }
   int up[TKC_MAX_AXES];
   int64_t nl;
   int nup = lane_axes(&L, TKC_AX_UPCAST, NULL, up, &nl);

@@ -48,22 +48,32 @@ int64_t tkc_kshape_lanes(const tkc_kshape *ks) {
   return n;
 }
 
-static int loop_axes(const tkc_kshape *ks) {
-  return ks->naxes - tkc_kshape_count(ks, TKC_AX_UPCAST) - tkc_kshape_count(ks, TKC_AX_UNROLL) - tkc_kshape_count(ks, TKC_AX_GROUP);
+int64_t tkc_kshape_threads(const tkc_kshape *ks) {
+  int64_t n = 1;
+  for (int i = 0; i < ks->naxes; i++)
+    if (ks->ax[i].kind == TKC_AX_LOCAL || ks->ax[i].kind == TKC_AX_GROUP_LOCAL) n *= ks->ax[i].size;
+  return n;
 }
 
-/* Splits `amount` lanes of kind off the inner end of axis a. */
-static tkc_status split(tkc_kshape *ks, int a, int64_t amount, tkc_axis_kind kind, const char *what) {
+static int loop_axes(const tkc_kshape *ks) { return tkc_kshape_count(ks, TKC_AX_GLOBAL) + tkc_kshape_count(ks, TKC_AX_REDUCE); }
+
+/* Splits `amount` lanes or threads of kind off axis a: off its inner end (consecutive lanes or
+ * threads take consecutive indices), or with top off its outer end (each takes a contiguous run). */
+static tkc_status split(tkc_kshape *ks, int a, int64_t amount, tkc_axis_kind kind, bool top, const tkc_renderer *r, const char *what) {
   tkc_kaxis *x = &ks->ax[a];
   if (amount == 0) amount = x->size; /* 0: the whole axis */
   if (amount < 1) return tkc_err(TKC_EINVAL, "%s: amount %lld must be >= 0", what, (long long)amount);
   if (x->size % amount) return tkc_err(TKC_EINVAL, "%s: %lld does not divide axis %d of size %lld", what, (long long)amount, a, (long long)x->size);
-  if (tkc_kshape_lanes(ks) * amount > TKC_MAX_LANES)
+  if (kind == TKC_AX_LOCAL || kind == TKC_AX_GROUP_LOCAL) {
+    int64_t max = r->local_max[0] < 256 ? r->local_max[0] : 256;
+    if (tkc_kshape_threads(ks) * amount > max)
+      return tkc_err(TKC_EINVAL, "%s: %lld threads per workgroup would pass the limit of %lld", what, (long long)(tkc_kshape_threads(ks) * amount), (long long)max);
+  } else if (tkc_kshape_lanes(ks) * amount > TKC_MAX_LANES)
     return tkc_err(TKC_EINVAL, "%s: %lld lanes would pass the limit of %d", what, (long long)(tkc_kshape_lanes(ks) * amount), TKC_MAX_LANES);
   if (ks->naxes == TKC_MAX_AXES) return tkc_err(TKC_EINVAL, "%s: a kernel has at most %d axes", what, TKC_MAX_AXES);
-  tkc_kaxis lane = {.dim = x->dim, .size = amount, .stride = x->stride, .kind = kind};
+  tkc_kaxis lane = {.dim = x->dim, .size = amount, .stride = top ? x->stride * (x->size / amount) : x->stride, .kind = kind};
   x->size /= amount;
-  x->stride *= amount;
+  if (!top) x->stride *= amount;
   ks->ax[ks->naxes++] = lane;
   if (x->size == 1) { /* the whole axis became lanes: drop the loop */
     memmove(x, x + 1, (size_t)(ks->naxes - a - 1) * sizeof *x);
@@ -81,18 +91,25 @@ static int axes_of_dim(const tkc_kshape *ks, int dim) {
 static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
   int nloop = loop_axes(ks), first_reduce = tkc_kshape_first_reduce(ks);
   const char *name = tkc_opt_name(o.op);
+  bool gpu = r && r->has_local;
   if (!name) return tkc_err(TKC_EINVAL, "kernel opts: unknown opt %d", (int)o.op);
   switch (o.op) {
   case TKC_OPT_UPCAST:
     if (o.axis < 0 || o.axis >= first_reduce) return tkc_err(TKC_EINVAL, "UPCAST: axis %d is not an output axis (the kernel has %d)", o.axis, first_reduce);
-    return split(ks, o.axis, o.amount, TKC_AX_UPCAST, name);
+    return split(ks, o.axis, o.amount, TKC_AX_UPCAST, false, r, name);
   case TKC_OPT_UNROLL:
     if (o.axis < 0 || first_reduce + o.axis >= nloop) return tkc_err(TKC_EINVAL, "UNROLL: axis %d is not a reduce axis (the kernel has %d)", o.axis, nloop - first_reduce);
-    return split(ks, first_reduce + o.axis, o.amount, TKC_AX_UNROLL, name);
-  case TKC_OPT_GROUP: /* on loop devices: partial accumulators (lanes), combined after the loop */
-    if (r && r->has_local) return tkc_err(TKC_EUNSUPPORTED, "GROUP: workgroup reductions are not built yet (renderer %s)", r->name);
-    if (o.axis < 0 || first_reduce + o.axis >= nloop) return tkc_err(TKC_EINVAL, "GROUP: axis %d is not a reduce axis (the kernel has %d)", o.axis, nloop - first_reduce);
-    return split(ks, first_reduce + o.axis, o.amount, TKC_AX_GROUP, name);
+    return split(ks, first_reduce + o.axis, o.amount, TKC_AX_UNROLL, false, r, name);
+  case TKC_OPT_LOCAL:
+    if (!gpu) return tkc_err(TKC_EINVAL, "LOCAL: renderer %s has no workgroups", r ? r->name : "INTERP");
+    if (ks->nolocals) return tkc_err(TKC_EINVAL, "LOCAL: the kernel has NOLOCALS");
+    if (o.axis < 0 || o.axis >= first_reduce) return tkc_err(TKC_EINVAL, "LOCAL: axis %d is not an output axis (the kernel has %d)", o.axis, first_reduce);
+    return split(ks, o.axis, o.amount, TKC_AX_LOCAL, false, r, name);
+  case TKC_OPT_GROUP: /* loop devices: partial accumulators (lanes); GPUs: threads + shared memory */
+  case TKC_OPT_GROUPTOP:
+    if (o.axis < 0 || first_reduce + o.axis >= nloop) return tkc_err(TKC_EINVAL, "%s: axis %d is not a reduce axis (the kernel has %d)", name, o.axis, nloop - first_reduce);
+    if (gpu && !r->has_shared) return tkc_err(TKC_EUNSUPPORTED, "%s: renderer %s has no shared memory", name, r->name);
+    return split(ks, first_reduce + o.axis, o.amount, gpu ? TKC_AX_GROUP_LOCAL : TKC_AX_GROUP, o.op == TKC_OPT_GROUPTOP, r, name);
   case TKC_OPT_PADTO: {
     if (o.axis < 0 || o.axis >= nloop) return tkc_err(TKC_EINVAL, "PADTO: axis %d is not a loop axis (the kernel has %d)", o.axis, nloop);
     tkc_kaxis *x = &ks->ax[o.axis];
@@ -112,12 +129,13 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
     ks->ax[o.axis] = ks->ax[o.amount];
     ks->ax[o.amount] = t;
     return TKC_OK;
-  case TKC_OPT_NOLOCALS:
-    if (r && r->has_local) return tkc_err(TKC_EUNSUPPORTED, "NOLOCALS: not built for %s yet (its launches always have a workgroup)", r->name);
-    return TKC_OK; /* loop devices have no locals: nothing to turn off */
-  default: /* LOCAL, GROUPTOP, TC */
-    if (!r || !r->has_local) return tkc_err(TKC_EINVAL, "%s: renderer %s has no workgroups", name, r ? r->name : "INTERP");
-    return tkc_err(TKC_EUNSUPPORTED, "%s: workgroup opts are not built yet (renderer %s)", name, r->name);
+  case TKC_OPT_NOLOCALS: /* loop devices have no locals: nothing to turn off */
+    if (gpu && tkc_kshape_count(ks, TKC_AX_LOCAL)) return tkc_err(TKC_EINVAL, "NOLOCALS: the kernel has LOCAL axes already");
+    ks->nolocals = true;
+    return TKC_OK;
+  default: /* TC */
+    if (!gpu) return tkc_err(TKC_EINVAL, "%s: renderer %s has no workgroups", name, r ? r->name : "INTERP");
+    return tkc_err(TKC_EUNSUPPORTED, "%s: tensor cores from the tensor API are not built yet (renderer %s)", name, r->name);
   }
 }
 

@@ -10,10 +10,13 @@
 typedef enum tkc_axis_kind {
   TKC_AX_GLOBAL, /* an output loop (or launch index on GPUs) */
   TKC_AX_REDUCE, /* a reduce loop */
+  TKC_AX_LOCAL,  /* GPUs: output threads of a workgroup (lidx) */
+  TKC_AX_GROUP_LOCAL, /* GPUs: reduce threads of a workgroup, each with its own partial result,
+                         combined through shared memory after a barrier */
   TKC_AX_UPCAST, /* output lanes: each lane computes its own output */
   TKC_AX_UNROLL, /* reduce lanes: added to the one accumulator in loop order (same result as the loop) */
-  TKC_AX_GROUP   /* reduce lanes with accumulators of their own, combined after the loop (on host
-                    devices: vector accumulators; on GPUs, threads of a workgroup: not built yet) */
+  TKC_AX_GROUP   /* host devices: reduce lanes with accumulators of their own (vector accumulators),
+                    combined after the loop */
 } tkc_axis_kind;
 
 /* One axis: it adds (its index) * stride to the index of kernel dim `dim`. */
@@ -37,6 +40,7 @@ typedef struct tkc_kshape {
   tkc_kaxis ax[TKC_MAX_AXES];
   int nopts;
   tkc_opt opts[TKC_MAX_OPTS];
+  bool nolocals; /* GPUs: no automatic workgroup of output threads (NOLOCALS) */
 } tkc_kshape;
 
 /* The axes of ast (SINK(STORE) with arg (output shape, full shape)) before any opt. */
@@ -47,6 +51,8 @@ TKC_HIDDEN tkc_status tkc_kshape_apply(tkc_kshape *ks, tkc_opt opt, const tkc_re
 TKC_HIDDEN int tkc_kshape_count(const tkc_kshape *ks, tkc_axis_kind kind);
 TKC_HIDDEN int tkc_kshape_first_reduce(const tkc_kshape *ks);
 TKC_HIDDEN int64_t tkc_kshape_lanes(const tkc_kshape *ks);
+/* The product of the sizes of the workgroup-thread axes (LOCAL, GROUP_LOCAL); 1 when none. */
+TKC_HIDDEN int64_t tkc_kshape_threads(const tkc_kshape *ks);
 /* Appends the opts to a kernel name ("r_512_512_512" -> "r_512_512_512_U1x8_S0x1"). */
 TKC_HIDDEN void tkc_kshape_name(const tkc_kshape *ks, char *buf, size_t n);
 /* "UPCAST(1,8) SWAP(0,1)" for TKC_DEBUG. */
