@@ -1,5 +1,6 @@
 /* The realize driver: a lazy node -> its schedule -> for each kernel the codegen pipeline -> run.
  * build_kernel() is the pipeline, one stage per line (TKC_DEBUG levels show what each made):
+ *   transcendental EXP2/LOG2 -> polynomials on host devices and INTERP           (codegen/transcendental.c)
  *   kernel opts   the kernel's axes, then the heuristics' opts (none with TKC_NOOPT=1), or the
  *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
  *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)
@@ -36,6 +37,7 @@ static void base_name(const tkc_uop *ast, char *buf, size_t n) {
 /* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name. */
 static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, char *name, size_t nname) {
   tkc_kshape ks;
+  if (tkc_wants_transcendental_rules(r) && !(ast = tkc_graph_rewrite(g, ast, tkc_transcendental_rules(), NULL))) return NULL;
   if (tkc_kshape_init(&ks, ast)) return NULL;
   if (given) {
     for (int i = 0; i < given->n; i++)
