@@ -1,21 +1,29 @@
 /* bench_tensor: the tensor API end to end on the workloads of bench/tinygrad_tensor.py (the same
  * workloads on tinygrad 0.10.2, for comparison in the same run):
  *   add_16M (x + y, 16M float32)   sum_16M   softmax_4096 (4096x4096, last axis)
- *   matmul_512   matmul_1024   conv2d_8x16x32x32_32x16x3x3 (no padding, stride 1)
+ *   matmul_512   matmul_1024   matmul_2048   conv2d_8x16x32x32_32x16x3x3 (no padding, stride 1)
+ *   transformer_128x768: x[128,768]; q,k,v = x@W (768x768); 12 heads (reshape/permute);
+ *     softmax(q@k^T/8)@v; @Wo; MLP 768->3072->768 with x*sigmoid(1.702x)
+ * and, in the same run, a plain C bandwidth loop (impl "c-loop", one thread per core) for add_16M and
+ * sum_16M: what memory bandwidth allows.
  * One JSON object per workload and device (every available device with a renderer: CPU, LLVM, ...):
  *   kernels           tkc_kernel_count of the graph
  *   schedule_ms       tkc_kernel_count on a fresh graph (schedules it)
  *   codegen_ms        tkc_kernels_source on a fresh graph, for the device's renderer (schedule + lower + render)
  *   first_realize_ms  the first realize: codegen + the C compiler / JIT + the run
  *   kernel_ms         best realize of a fresh identical graph (programs cached: scheduling + launch + run)
+ *   launch_ms         of that realize, the time inside kernel launches only (tkc_ctx_stats: no
+ *                     scheduling, no buffer allocation)
  *   gflops / gbps     from kernel_ms;  ok: a spot check of the values against plain C
  * Usage: bench_tensor [workload-substring ...]; TKC_BENCH_REPS (default 5, fewer past 3 s); TKC_BENCH_DEVICES=CPU,LLVM
  * (default: every available device with a renderer). Notes and errors go to stderr. */
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "tkc.h"
 #include "tkc/runtime.h"
 
@@ -29,8 +37,9 @@ static double now_ms(void) {
 
 typedef struct inputs {
   tkc_ctx *ctx;
-  tkc_tensor *x, *y, *m, *img, *w, *a[2], *b[2];
-  float *hx, *hy, *hm, *ha[2], *hb[2], *himg, *hw; /* host copies for the spot checks */
+  tkc_tensor *x, *y, *m, *img, *w, *a[3], *b[3];
+  tkc_tensor *tx, *tw[6]; /* transformer: x, Wq Wk Wv Wo W1 W2 */
+  float *hx, *hy, *hm, *ha[3], *hb[3], *himg, *hw, *htx, *htw[6]; /* host copies for the spot checks */
 } inputs;
 
 static float *host_rand(size_t n, unsigned seed) {
@@ -67,7 +76,24 @@ static tkc_tensor *mk_sum(inputs *in) { return tkc_sum(in->x, 0, NULL, 0); }
 static tkc_tensor *mk_softmax(inputs *in) { return tkc_softmax(in->m, -1); }
 static tkc_tensor *mk_mm512(inputs *in) { return tkc_matmul(in->a[0], in->b[0]); }
 static tkc_tensor *mk_mm1024(inputs *in) { return tkc_matmul(in->a[1], in->b[1]); }
+static tkc_tensor *mk_mm2048(inputs *in) { return tkc_matmul(in->a[2], in->b[2]); }
 static tkc_tensor *mk_conv(inputs *in) { return tkc_conv2d(in->img, in->w, NULL, 1, 0); }
+
+enum { T_S = 128, T_D = 768, T_H = 12, T_HD = 64, T_FF = 3072 };
+
+/* (128, 768) -> (12, 128, 64) */
+static tkc_tensor *heads(tkc_tensor *t) {
+  return tkc_permute(tkc_reshape(t, 3, (const int64_t[]){T_S, T_H, T_HD}), (const int[]){1, 0, 2});
+}
+
+static tkc_tensor *mk_transformer(inputs *in) {
+  tkc_tensor *x = in->tx, *q = heads(tkc_matmul(x, in->tw[0])), *k = heads(tkc_matmul(x, in->tw[1])), *v = heads(tkc_matmul(x, in->tw[2]));
+  tkc_tensor *att = tkc_softmax(tkc_mul(tkc_matmul(q, tkc_transpose(k, 1, 2)), tkc_scalar(in->ctx, TKC_FLOAT32, 0.125)), -1);
+  tkc_tensor *o = tkc_reshape(tkc_permute(tkc_matmul(att, v), (const int[]){1, 0, 2}), 2, (const int64_t[]){T_S, T_D});
+  tkc_tensor *h = tkc_matmul(tkc_matmul(o, in->tw[3]), in->tw[4]);
+  h = tkc_mul(h, tkc_sigmoid(tkc_mul(h, tkc_scalar(in->ctx, TKC_FLOAT32, 1.702))));
+  return tkc_matmul(h, in->tw[5]);
+}
 
 static int near(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
 
@@ -101,6 +127,52 @@ static int ck_mm(const float *a, const float *b, const float *o, int n) {
 }
 static int ck_mm512(inputs *in, const float *o) { return ck_mm(in->ha[0], in->hb[0], o, 512); }
 static int ck_mm1024(inputs *in, const float *o) { return ck_mm(in->ha[1], in->hb[1], o, 1024); }
+static int ck_mm2048(inputs *in, const float *o) { return ck_mm(in->ha[2], in->hb[2], o, 2048); }
+
+/* c (n x m) = a (n x k) @ b (k x m), double accumulation */
+static void ref_mm(const float *a, const float *b, float *c, int n, int k, int m) {
+  for (int i = 0; i < n; i++)
+    for (int j = 0; j < m; j++) {
+      double s = 0;
+      for (int p = 0; p < k; p++) s += (double)a[(size_t)i * (size_t)k + (size_t)p] * b[(size_t)p * (size_t)m + (size_t)j];
+      c[(size_t)i * (size_t)m + (size_t)j] = (float)s;
+    }
+}
+
+/* the whole block in plain C (rows of the output compared) */
+static int ck_transformer(inputs *in, const float *o) {
+  float *q = malloc(sizeof(float) * T_S * T_D * 4), *k = q + T_S * T_D, *v = k + T_S * T_D, *att = v + T_S * T_D;
+  float *h = malloc(sizeof(float) * T_S * T_D), *f = malloc(sizeof(float) * T_S * T_FF), *ref = malloc(sizeof(float) * T_S * T_D);
+  int ok = q && h && f && ref;
+  if (ok) {
+    ref_mm(in->htx, in->htw[0], q, T_S, T_D, T_D);
+    ref_mm(in->htx, in->htw[1], k, T_S, T_D, T_D);
+    ref_mm(in->htx, in->htw[2], v, T_S, T_D, T_D);
+    for (int hd = 0; hd < T_H; hd++)
+      for (int i = 0; i < T_S; i++) {
+        double sc[T_S], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < T_S; j++) {
+          double s = 0;
+          for (int d = 0; d < T_HD; d++) s += (double)q[i * T_D + hd * T_HD + d] * k[j * T_D + hd * T_HD + d];
+          sc[j] = s / 8;
+          mx = sc[j] > mx ? sc[j] : mx;
+        }
+        for (int j = 0; j < T_S; j++) sum += sc[j] = exp(sc[j] - mx);
+        for (int d = 0; d < T_HD; d++) {
+          double s = 0;
+          for (int j = 0; j < T_S; j++) s += sc[j] / sum * v[j * T_D + hd * T_HD + d];
+          att[i * T_D + hd * T_HD + d] = (float)s;
+        }
+      }
+    ref_mm(att, in->htw[3], h, T_S, T_D, T_D);
+    ref_mm(h, in->htw[4], f, T_S, T_D, T_FF);
+    for (int i = 0; i < T_S * T_FF; i++) f[i] = (float)(f[i] / (1 + exp(-1.702 * f[i])));
+    ref_mm(f, in->htw[5], ref, T_S, T_FF, T_D);
+    for (int i = 0; i < T_S * T_D && ok; i++) ok = near(o[i], ref[i], 1e-3);
+  }
+  free(q), free(h), free(f), free(ref);
+  return ok;
+}
 static int ck_conv(inputs *in, const float *o) {
   for (int n = 0; n < 8; n += 3)
     for (int f = 0; f < 32; f += 7)
@@ -122,7 +194,10 @@ static const workload WORK[] = {
     {"softmax_4096", mk_softmax, ck_softmax, 0, 8.0 * 4096 * 4096, 4096 * 4096},
     {"matmul_512", mk_mm512, ck_mm512, 2.0 * 512 * 512 * 512, 0, 512 * 512},
     {"matmul_1024", mk_mm1024, ck_mm1024, 2.0 * 1024 * 1024 * 1024, 0, 1024 * 1024},
+    {"matmul_2048", mk_mm2048, ck_mm2048, 2.0 * 2048 * 2048 * 2048, 0, 2048 * 2048},
     {"conv2d_8x16x32x32_32x16x3x3", mk_conv, ck_conv, 2.0 * 8 * 32 * 30 * 30 * 16 * 9, 0, 8 * 32 * 30 * 30},
+    {"transformer_128x768", mk_transformer, ck_transformer,
+     2.0 * T_S * T_D * T_D * 4 + 2.0 * 2 * T_H * T_S * T_S * T_HD + 2.0 * 2 * T_S * T_D * T_FF, 0, T_S * T_D},
 };
 #define NWORK ((int)(sizeof WORK / sizeof WORK[0]))
 
@@ -147,15 +222,28 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
   in.x = upload(in.ctx, &in.hx, 1, vec, 1);
   in.y = upload(in.ctx, &in.hy, 1, vec, 2);
   in.m = upload(in.ctx, &in.hm, 2, sq, 3);
-  for (int i = 0; i < 2; i++) {
-    const int64_t s[2] = {512 << i, 512 << i};
-    in.a[i] = upload(in.ctx, &in.ha[i], 2, s, 4 + (unsigned)i);
-    in.b[i] = upload(in.ctx, &in.hb[i], 2, s, 6 + (unsigned)i);
-  }
-  in.img = upload(in.ctx, &in.himg, 4, img, 8);
-  in.w = upload(in.ctx, &in.hw, 4, wt, 9);
   int status = 0;
-  if (!in.x || !in.y || !in.m || !in.a[0] || !in.a[1] || !in.b[0] || !in.b[1] || !in.img || !in.w) {
+  for (int i = 0; i < 3; i++) {
+    const int64_t s[2] = {512 << i, 512 << i};
+    in.a[i] = upload(in.ctx, &in.ha[i], 2, s, 4 + 2 * (unsigned)i);
+    in.b[i] = upload(in.ctx, &in.hb[i], 2, s, 5 + 2 * (unsigned)i);
+    if (!in.a[i] || !in.b[i]) status = 1;
+  }
+  in.img = upload(in.ctx, &in.himg, 4, img, 10);
+  in.w = upload(in.ctx, &in.hw, 4, wt, 11);
+  in.tx = upload(in.ctx, &in.htx, 2, (const int64_t[]){T_S, T_D}, 12);
+  for (int i = 0; i < 6; i++) {
+    const int64_t s[2] = {i == 5 ? T_FF : T_D, i == 4 ? T_FF : T_D};
+    in.tw[i] = upload(in.ctx, &in.htw[i], 2, s, 13 + (unsigned)i);
+    if (!in.tw[i]) status = 1;
+    for (int64_t j = 0; in.htw[i] && j < s[0] * s[1]; j++) in.htw[i][j] = (in.htw[i][j] - 0.5f) * 0.1f; /* keep activations O(1) */
+    if (in.tw[i]) {
+      tkc_tensor_free(in.tw[i]);
+      in.tw[i] = tkc_tensor_new(in.ctx, TKC_FLOAT32, 2, s, in.htw[i]);
+      if (!in.tw[i] || tkc_realize(in.tw[i])) status = 1;
+    }
+  }
+  if (status || !in.x || !in.y || !in.m || !in.img || !in.w || !in.tx) {
     fprintf(stderr, "bench_tensor: %s: inputs: %s\n", dev, tkc_last_error());
     status = 1;
   }
@@ -187,29 +275,102 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
     int ok = out && tkc_copy_out(g, out, w->out_elems * sizeof *out) == TKC_OK && w->check(&in, out);
     free(out);
     tkc_tensor_free(g);
-    double best = INFINITY, spent = 0;
+    double best = INFINITY, best_launch = INFINITY, spent = 0;
     for (int rep = 0; rep < reps && (rep == 0 || spent < 3000); rep++) { /* slow workloads: fewer reps */
       g = w->make(&in);
+      tkc_stats s0, s1;
+      tkc_ctx_stats(in.ctx, &s0);
       t0 = now_ms();
       st = tkc_realize(g);
       double t = now_ms() - t0;
+      tkc_ctx_stats(in.ctx, &s1);
       tkc_tensor_free(g);
       spent += t;
       if (st == TKC_OK && t < best) best = t;
+      if (st == TKC_OK && (s1.kernel_s - s0.kernel_s) * 1e3 < best_launch) best_launch = (s1.kernel_s - s0.kernel_s) * 1e3;
     }
     printf("{\"impl\": \"tkc-%s\", \"device\": \"%s\", \"workload\": \"%s\", \"kernels\": %d, \"schedule_ms\": %.2f, \"codegen_ms\": %.2f, "
-           "\"first_realize_ms\": %.1f, \"kernel_ms\": %.3f",
-           tkc_version(), dev, w->name, kernels, sched, codegen, first, best);
+           "\"first_realize_ms\": %.1f, \"kernel_ms\": %.3f, \"launch_ms\": %.3f",
+           tkc_version(), dev, w->name, kernels, sched, codegen, first, best, best_launch);
     if (w->flops) printf(", \"gflops\": %.1f", w->flops / (best * 1e-3) / 1e9);
-    if (w->bytes) printf(", \"gbps\": %.1f", w->bytes / (best * 1e-3) / 1e9);
+    if (w->bytes) printf(", \"gbps\": %.1f, \"launch_gbps\": %.1f", w->bytes / (best * 1e-3) / 1e9, w->bytes / (best_launch * 1e-3) / 1e9);
     printf(", \"ok\": %s}\n", ok ? "true" : "false");
     fflush(stdout);
     if (!ok) status = 1;
   }
   tkc_ctx_free(in.ctx);
-  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw);
-  for (int i = 0; i < 2; i++) free(in.ha[i]), free(in.hb[i]);
+  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw), free(in.htx);
+  for (int i = 0; i < 3; i++) free(in.ha[i]), free(in.hb[i]);
+  for (int i = 0; i < 6; i++) free(in.htw[i]);
   return status;
+}
+
+/* ---------------------------------------------------------------- the plain C bandwidth loop */
+
+typedef struct bw_part {
+  const float *x, *y;
+  float *out;
+  size_t lo, hi;
+  double sum;
+} bw_part;
+
+static void *bw_add(void *arg) {
+  bw_part *p = arg;
+  for (size_t i = p->lo; i < p->hi; i++) p->out[i] = p->x[i] + p->y[i];
+  return NULL;
+}
+
+static void *bw_sum(void *arg) { /* eight partial sums: the adds are not one dependency chain */
+  bw_part *p = arg;
+  float s[8] = {0};
+  size_t i = p->lo;
+  for (; i + 8 <= p->hi; i += 8)
+    for (int k = 0; k < 8; k++) s[k] += p->x[i + (size_t)k];
+  for (; i < p->hi; i++) s[0] += p->x[i];
+  p->sum = 0;
+  for (int k = 0; k < 8; k++) p->sum += s[k];
+  return NULL;
+}
+
+/* best time of fn over N16M floats split across the online cores (threads started each time, as tkc's are) */
+static double bw_time(void *(*fn)(void *), const float *x, const float *y, float *out, int reps) {
+  enum { MAXT = 64 };
+  long nt = sysconf(_SC_NPROCESSORS_ONLN);
+  if (nt < 1) nt = 1;
+  if (nt > MAXT) nt = MAXT;
+  double best = INFINITY;
+  for (int rep = 0; rep < reps; rep++) {
+    bw_part parts[MAXT];
+    pthread_t th[MAXT];
+    double t0 = now_ms();
+    for (long i = 0; i < nt; i++) {
+      parts[i] = (bw_part){x, y, out, (size_t)N16M * (size_t)i / (size_t)nt, (size_t)N16M * (size_t)(i + 1) / (size_t)nt, 0};
+      if (i) pthread_create(&th[i], NULL, fn, &parts[i]);
+    }
+    fn(&parts[0]);
+    for (long i = 1; i < nt; i++) pthread_join(th[i], NULL);
+    double t = now_ms() - t0;
+    best = t < best ? t : best;
+  }
+  return best;
+}
+
+static void bench_c_loop(int argc, char **argv, int reps) {
+  float *x = host_rand(N16M, 1), *y = host_rand(N16M, 2), *out = malloc((size_t)N16M * sizeof *out);
+  if (x && y && out) {
+    memset(out, 0, (size_t)N16M * sizeof *out); /* touched once, as a reused buffer would be */
+    const workload *add = &WORK[0], *sum = &WORK[1];
+    if (wanted(add, argc, argv)) {
+      double t = bw_time(bw_add, x, y, out, reps);
+      printf("{\"impl\": \"c-loop\", \"workload\": \"%s\", \"kernel_ms\": %.3f, \"gbps\": %.1f}\n", add->name, t, add->bytes / (t * 1e-3) / 1e9);
+    }
+    if (wanted(sum, argc, argv)) {
+      double t = bw_time(bw_sum, x, y, out, reps);
+      printf("{\"impl\": \"c-loop\", \"workload\": \"%s\", \"kernel_ms\": %.3f, \"gbps\": %.1f}\n", sum->name, t, sum->bytes / (t * 1e-3) / 1e9);
+    }
+    fflush(stdout);
+  }
+  free(x), free(y), free(out);
 }
 
 int main(int argc, char **argv) {
@@ -233,6 +394,7 @@ int main(int argc, char **argv) {
   tkc_ctx *def = NULL;
   if (!n && (def = tkc_ctx_new(NULL))) devs[n++] = tkc_ctx_device(def);
   int status = 0;
+  bench_c_loop(argc, argv, reps);
   for (int i = 0; i < n; i++) status |= bench_device(devs[i], argc, argv, reps);
   tkc_ctx_free(def);
   return status;

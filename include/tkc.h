@@ -143,6 +143,14 @@ TKC_API tkc_status tkc_realize(tkc_tensor *t);
 TKC_API tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts);
 /* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
 TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
+/* What the realizes of a ctx have run so far: kernels launched and the seconds spent inside their
+ * launches (the device's run time, without scheduling, compiling or allocating). */
+typedef struct tkc_stats {
+  int64_t kernels;
+  double kernel_s;
+} tkc_stats;
+/* Fills *out; TKC_EINVAL for a NULL ctx or out. */
+TKC_API tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out);
 /* Number of kernels t's schedule still needs (0 once realized); -1 on error. */
 TKC_API int tkc_kernel_count(tkc_tensor *t);
 /* The kernels of t's schedule rendered for renderer "C", "LLVM", "PTX" or "WGSL" (lowered for that

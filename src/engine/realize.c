@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 #include "graph/graph.h"
@@ -74,7 +75,14 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
     for (int i = 0; !st && i < it->ninputs; i++)
       if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
         st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, name);
-    if (!st) st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
+    if (!st) {
+      struct timespec t0, t1;
+      clock_gettime(CLOCK_MONOTONIC, &t0);
+      st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
+      clock_gettime(CLOCK_MONOTONIC, &t1);
+      out->ctx->kernels_run += !st;
+      out->ctx->kernel_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+    }
     tkc_program_free(p);
   }
   if (!st) {

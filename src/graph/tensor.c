@@ -344,6 +344,12 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   return st;
 }
 
+tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
+  if (!ctx || !out) return tkc_err(TKC_EINVAL, "tkc_ctx_stats: NULL %s", ctx ? "out" : "ctx");
+  *out = (tkc_stats){.kernels = ctx->kernels_run, .kernel_s = ctx->kernel_s};
+  return TKC_OK;
+}
+
 int tkc_kernel_count(tkc_tensor *t) {
   if (tkc_check(t)) return -1;
   tkc_schedule s;
