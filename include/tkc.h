@@ -143,11 +143,15 @@ TKC_API tkc_status tkc_realize(tkc_tensor *t);
 TKC_API tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts);
 /* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
 TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
-/* What the realizes of a ctx have run so far: kernels launched and the seconds spent inside their
- * launches (the device's run time, without scheduling, compiling or allocating). */
+/* What the realizes of a ctx have done so far: kernels launched and the seconds spent inside their
+ * launches (the device's run time, without scheduling, compiling or allocating); kernels built
+ * (opts, lowering, rendering, compiling: a kernel seen before in this process, on the same device
+ * with the same opts, is taken from the kernel cache instead) and the seconds that took. */
 typedef struct tkc_stats {
   int64_t kernels;
   double kernel_s;
+  int64_t kernels_built;
+  double build_s;
 } tkc_stats;
 /* Fills *out; TKC_EINVAL for a NULL ctx or out. */
 TKC_API tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out);

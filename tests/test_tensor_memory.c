@@ -152,11 +152,66 @@ static void test_ctx_cycles(void **state) {
   TR_END();
 }
 
+/* the kernel cache: a graph seen before on the same device with the same opts builds nothing
+ * (tkc_ctx_stats counts builds); other opts, other sizes and TKC_NOOPT build anew; values agree */
+static void test_kernel_cache(void **state) {
+  (void)state;
+  tr_begin();
+  tkc_stats st;
+  TR_EXPECT(tkc_ctx_stats(NULL, &st) == TKC_EINVAL, "NULL ctx");
+  FOR_EACH_DEVICE(dev, ctx) {
+    TR_EXPECT(tkc_ctx_stats(ctx, NULL) == TKC_EINVAL, "%s: NULL out", dev);
+    tkc_tensor *a = tkc_rand(ctx, TKC_FLOAT32, 2, (const int64_t[]){16, 24}, 1), *b = tkc_rand(ctx, TKC_FLOAT32, 2, (const int64_t[]){24, 8}, 2);
+    tkc_tensor *b9 = tkc_rand(ctx, TKC_FLOAT32, 2, (const int64_t[]){24, 9}, 3);
+    TR_EXPECT(!tkc_realize(a) && !tkc_realize(b) && !tkc_realize(b9), "%s: inputs", dev);
+    float first[128], again[128];
+    tkc_stats s0, s1, s2;
+    tkc_ctx_stats(ctx, &s0);
+    TR_EXPECT(tkc_copy_out(tkc_matmul(a, b), first, sizeof first) == TKC_OK, "%s: matmul", dev);
+    tkc_ctx_stats(ctx, &s1);
+    TR_EXPECT(s1.kernels == s0.kernels + 1 && s1.kernels_built <= s0.kernels_built + 1, "%s: one kernel run, at most one built", dev);
+    TR_EXPECT(tkc_copy_out(tkc_matmul(a, b), again, sizeof again) == TKC_OK, "%s: matmul again", dev);
+    tkc_ctx_stats(ctx, &s2);
+    TR_EXPECT(s2.kernels == s1.kernels + 1 && s2.kernels_built == s1.kernels_built, "%s: the same graph again built %lld kernels", dev,
+              (long long)(s2.kernels_built - s1.kernels_built));
+    TR_EXPECT(!memcmp(first, again, sizeof first), "%s: the cached kernel gives other values", dev);
+    TR_EXPECT(s2.kernel_s >= s0.kernel_s && s2.build_s >= s0.build_s, "%s: times only grow", dev);
+    /* given opts are part of the key: the first time builds, the second does not */
+    tkc_opt up = {TKC_OPT_UPCAST, 0, 2};
+    for (int rep = 0; rep < 2; rep++) {
+      tkc_stats t0, t1;
+      tkc_ctx_stats(ctx, &t0);
+      tkc_tensor *m = tkc_matmul(a, b);
+      TR_EXPECT(tkc_realize_opts(m, &up, 1) == TKC_OK && tkc_copy_out(m, again, sizeof again) == TKC_OK, "%s: matmul with UPCAST", dev);
+      tkc_ctx_stats(ctx, &t1);
+      if (rep) TR_EXPECT(t1.kernels_built == t0.kernels_built, "%s: UPCAST again built a kernel", dev);
+      for (int i = 0; i < 128; i++) TR_EXPECT(fabsf(again[i] - first[i]) <= 1e-5f * (1 + fabsf(first[i])), "%s: UPCAST matmul [%d]", dev, i);
+      tkc_tensor_free(m);
+    }
+    /* another size, and the heuristics turned off or on: new kernels */
+    float nine[144];
+    tkc_ctx_stats(ctx, &s0);
+    TR_EXPECT(tkc_copy_out(tkc_matmul(a, b9), nine, sizeof nine) == TKC_OK, "%s: matmul (16,24)@(24,9)", dev);
+    const char *was = getenv("TKC_NOOPT");
+    bool noopt = was && !strcmp(was, "1");
+    setenv("TKC_NOOPT", noopt ? "0" : "1", 1);
+    TR_EXPECT(tkc_copy_out(tkc_matmul(a, b), again, sizeof again) == TKC_OK, "%s: matmul, TKC_NOOPT toggled", dev);
+    if (noopt) setenv("TKC_NOOPT", "1", 1);
+    else unsetenv("TKC_NOOPT");
+    tkc_ctx_stats(ctx, &s1);
+    TR_EXPECT(s1.kernels == s0.kernels + 2 && s1.kernels_built == s0.kernels_built + 2, "%s: two kernels run and built (%lld)", dev,
+              (long long)(s1.kernels_built - s0.kernels_built));
+    for (int i = 0; i < 128; i++) TR_EXPECT(fabsf(again[i] - first[i]) <= 1e-5f * (1 + fabsf(first[i])), "%s: TKC_NOOPT toggled: [%d]", dev, i);
+  }
+  TR_END();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realize_free_cycles),
       cmocka_unit_test(test_dependent_chain),
       cmocka_unit_test(test_ctx_cycles),
+      cmocka_unit_test(test_kernel_cache),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@
 #include "codegen/opts.h"
 #include "graph/graph.h"
 #include "graph/tensor_internal.h"
+#include "engine/kcache.h"
 #include "runtime/device.h"
 
 /* opts given by the caller for the last kernel of a realize (NULL: heuristics) */
@@ -58,6 +59,30 @@ static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, 
   return k;
 }
 
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+/* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
+ * they read) and the AST. Malloc'ed; NULL when out of memory. */
+static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given) {
+  char *ast_str = tkc_uop_str(ast);
+  if (!ast_str) return NULL;
+  tkc_sbuf b = {0};
+  tkc_sbuf_printf(&b, "%s\n", tkc_device_name(d));
+  if (given)
+    for (int i = 0; i < given->n; i++) tkc_sbuf_printf(&b, "%d,%d,%d;", (int)given->opts[i].op, given->opts[i].axis, given->opts[i].amount);
+  else {
+    const char *simd = getenv("TKC_SIMD_BYTES");
+    tkc_sbuf_printf(&b, "heuristics noopt=%d simd=%s", noopt(), simd ? simd : "");
+  }
+  tkc_sbuf_printf(&b, "\n%s", ast_str);
+  free(ast_str);
+  return tkc_sbuf_take(&b);
+}
+
 static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts *given) {
   tkc_lazy *out = it->out;
   tkc_device *d = out->ctx->dev;
@@ -67,23 +92,31 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
   tkc_status st = TKC_OK;
   if (numel > 0) {
     char name[160];
-    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), given, name, sizeof name);
-    tkc_program *p = k ? tkc_program_new(d, s->g, k, name) : NULL;
-    if (!p) st = tkc_last_status();
+    char *key = kernel_key(d, it->ast, given);
+    tkc_kcache_ref ref = NULL;
+    tkc_program *p = key ? tkc_kcache_get(key, &ref) : NULL;
+    if (!p && key) {
+      double t0 = now_s();
+      tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), given, name, sizeof name);
+      p = k ? tkc_program_new(d, s->g, k, name) : NULL;
+      if (p) p = tkc_kcache_put(key, p, &ref);
+      out->ctx->kernels_built += p != NULL;
+      out->ctx->build_s += now_s() - t0;
+    }
+    free(key);
+    if (!p) st = key ? tkc_last_status() : tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
     tkc_buffer *bufs[33];
     bufs[0] = rb->buf;
     for (int i = 0; !st && i < it->ninputs; i++)
       if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
-        st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, name);
+        st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, tkc_program_name(p));
     if (!st) {
-      struct timespec t0, t1;
-      clock_gettime(CLOCK_MONOTONIC, &t0);
+      double t0 = now_s();
       st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
-      clock_gettime(CLOCK_MONOTONIC, &t1);
       out->ctx->kernels_run += !st;
-      out->ctx->kernel_s += (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
+      out->ctx->kernel_s += now_s() - t0;
     }
-    tkc_program_free(p);
+    if (p) tkc_kcache_release(ref, p);
   }
   if (!st) {
     tkc_st cst;

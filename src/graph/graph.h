@@ -14,8 +14,8 @@ struct tkc_ctx {
   tkc_device *dev;
   struct tkc_tensor *live;    /* doubly linked list of live handles */
   struct tkc_tensor *spare;   /* freed handles, reused (kept so a use after free is caught) */
-  int64_t kernels_run;        /* tkc_ctx_stats */
-  double kernel_s;
+  int64_t kernels_run, kernels_built; /* tkc_ctx_stats */
+  double kernel_s, build_s;
 };
 
 #define TKC_TENSOR_LIVE 0x7e45a11du

@@ -10,7 +10,9 @@
  *   - realized buffers and nodes already scheduled (computed once, read by every kernel);
  *   - CONTIGUOUS;
  *   - a reduce seen through a movement op, inside another reduce, or of another shape;
- *   - a pad over ops that do not keep 0 at 0 (exp2, log2, recip, idiv, pow), like tinygrad's can_pad.
+ *   - a pad over ops that do not keep 0 at 0 (exp2, log2, recip, idiv, pow), like tinygrad's can_pad;
+ *   - transcendentals broadcast into a reduce (x*sigmoid(x) feeding a matmul): computed once into a
+ *     buffer instead of once per use.
  * The AST is tinygrad's: SINK(STORE(DEFINE_GLOBAL 0, VIEW(st), value)), LOAD(DEFINE_GLOBAL i,
  * VIEW(st)), CONST(VIEW(st)) where a view masks it, REDUCE_AXIS(src) arg (op, axes), and
  * VIEW(st) alone for an iota leaf. The SINK's arg is (output shape, full shape). */
@@ -168,6 +170,22 @@ static int moves_pad(const moves *mv) {
   return 0;
 }
 
+/* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes) include a
+ * transcendental; visits at most *budget nodes (then: no) so a deep shared DAG stays cheap. */
+static int transcendental_below(const tkc_schedule *s, const tkc_lazy *n, int *budget) {
+  if (--*budget < 0 || n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_REDUCE || n->kind == TKC_LZ_CONTIGUOUS || is_planned(s, n)) return 0;
+  if (n->kind == TKC_LZ_ALU && (n->op == TKC_OP_EXP2 || n->op == TKC_OP_LOG2 || n->op == TKC_OP_SIN || n->op == TKC_OP_POW)) return 1;
+  for (int i = 0; i < n->nsrc; i++)
+    if (transcendental_below(s, n->src[i], budget)) return 1;
+  return 0;
+}
+
+static int moves_expand(const moves *mv) {
+  for (int i = 0; i < mv->n; i++)
+    if (mv->m[i]->op == TKC_OP_EXPAND) return 1;
+  return 0;
+}
+
 /* ---------------------------------------------------------------- building */
 
 static tkc_status build(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out);
@@ -200,6 +218,10 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_ALU:
   case TKC_LZ_CAST:
   case TKC_LZ_BITCAST:
+    if (in_reduce && moves_expand(mv)) { /* broadcast into a reduce: each value would be recomputed per use */
+      int budget = 256;
+      if (transcendental_below(k->s, n, &budget)) return cut(k, n, mv, out);
+    }
     for (int i = 0; i < n->nsrc; i++)
       if ((s = build(k, n->src[i], mv, in_reduce, &src[i]))) return s;
     {

@@ -346,7 +346,7 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
 
 tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
   if (!ctx || !out) return tkc_err(TKC_EINVAL, "tkc_ctx_stats: NULL %s", ctx ? "out" : "ctx");
-  *out = (tkc_stats){.kernels = ctx->kernels_run, .kernel_s = ctx->kernel_s};
+  *out = (tkc_stats){.kernels = ctx->kernels_run, .kernel_s = ctx->kernel_s, .kernels_built = ctx->kernels_built, .build_s = ctx->build_s};
   return TKC_OK;
 }
 

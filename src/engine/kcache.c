@@ -1,0 +1,116 @@
+/* The kernel cache: a kernel AST (printed, with the device and the opts it was built with) -> its
+ * built program, so that a realize of a graph seen before skips opts, lowering, linearizing and
+ * rendering (the compiled-code cache in runtime/program.c only saves the compile). Process-wide,
+ * thread-safe, at most KCACHE_MAX entries: past that the oldest entry no realize is using is freed. */
+#include <stdlib.h>
+#include <string.h>
+#include <threads.h>
+#include "engine/kcache.h"
+
+#define KCACHE_MAX 4096
+#define KCACHE_BUCKETS 1024
+
+typedef struct entry {
+  struct entry *next_in_bucket, *older, *newer;
+  uint64_t hash;
+  char *key;
+  tkc_program *p;
+  int users;
+} entry;
+
+static entry *buckets[KCACHE_BUCKETS], *oldest, *newest;
+static size_t nentries;
+static mtx_t lock;
+static once_flag once = ONCE_FLAG_INIT;
+static void init(void) { mtx_init(&lock, mtx_plain); }
+
+static uint64_t hash_of(const char *s) {
+  uint64_t h = 1469598103934665603ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+  return h;
+}
+
+tkc_program *tkc_kcache_get(const char *key, tkc_kcache_ref *ref) {
+  call_once(&once, init);
+  uint64_t h = hash_of(key);
+  tkc_program *p = NULL;
+  *ref = NULL;
+  mtx_lock(&lock);
+  for (entry *e = buckets[h % KCACHE_BUCKETS]; e && !p; e = e->next_in_bucket)
+    if (e->hash == h && !strcmp(e->key, key)) {
+      e->users++;
+      p = e->p;
+      *ref = e;
+    }
+  mtx_unlock(&lock);
+  return p;
+}
+
+static void unlink_entry(entry *e) {
+  entry **at = &buckets[e->hash % KCACHE_BUCKETS];
+  while (*at != e) at = &(*at)->next_in_bucket;
+  *at = e->next_in_bucket;
+  if (e->older) e->older->newer = e->newer;
+  else oldest = e->newer;
+  if (e->newer) e->newer->older = e->older;
+  else newest = e->older;
+  nentries--;
+}
+
+tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref) {
+  call_once(&once, init);
+  *ref = NULL;
+  entry *e = calloc(1, sizeof *e);
+  if (e && !(e->key = strdup(key))) {
+    free(e);
+    e = NULL;
+  }
+  if (!e) return p; /* not cached: the caller still uses (and releases) p */
+  e->hash = hash_of(key);
+  e->p = p;
+  e->users = 1;
+  *ref = e;
+  entry *evicted = NULL;
+  mtx_lock(&lock);
+  for (entry *x = buckets[e->hash % KCACHE_BUCKETS]; x; x = x->next_in_bucket)
+    if (x->hash == e->hash && !strcmp(x->key, key)) { /* another thread built it first: keep one */
+      x->users++;
+      *ref = x;
+      tkc_program *kept = x->p;
+      mtx_unlock(&lock);
+      free(e->key);
+      free(e);
+      tkc_program_free(p);
+      return kept;
+    }
+  e->next_in_bucket = buckets[e->hash % KCACHE_BUCKETS];
+  buckets[e->hash % KCACHE_BUCKETS] = e;
+  e->older = newest;
+  if (newest) newest->newer = e;
+  else oldest = e;
+  newest = e;
+  nentries++;
+  if (nentries > KCACHE_MAX)
+    for (entry *x = oldest; x && !evicted; x = x->newer)
+      if (!x->users) {
+        unlink_entry(x);
+        evicted = x;
+      }
+  mtx_unlock(&lock);
+  if (evicted) {
+    tkc_program_free(evicted->p);
+    free(evicted->key);
+    free(evicted);
+  }
+  return p;
+}
+
+void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p) {
+  if (!ref) { /* it never made it into the cache */
+    tkc_program_free(p);
+    return;
+  }
+  mtx_lock(&lock);
+  ((entry *)ref)->users--;
+  mtx_unlock(&lock);
+}

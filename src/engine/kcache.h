@@ -1,0 +1,18 @@
+/* The kernel cache (engine/kcache.c): built programs by kernel key (device, opts, printed AST). */
+#ifndef TKC_ENGINE_KCACHE_H
+#define TKC_ENGINE_KCACHE_H
+
+#include "base/common.h"
+#include "tkc/runtime.h"
+
+typedef void *tkc_kcache_ref; /* a use of a cached program; NULL: p is not in the cache */
+
+/* The cached program for key (and a use of it, *ref), or NULL. */
+TKC_HIDDEN tkc_program *tkc_kcache_get(const char *key, tkc_kcache_ref *ref);
+/* Caches p under key and returns the program to use (p, or the one another thread cached first,
+ * p then freed), with a use of it in *ref. When caching fails, p itself with *ref NULL. */
+TKC_HIDDEN tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref);
+/* Ends a use; frees p when it was not cached (ref NULL). */
+TKC_HIDDEN void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p);
+
+#endif
