@@ -213,6 +213,9 @@ static void test_kernel_counts(void **state) {
         {"log_softmax 2-D", tkc_log_softmax(a, 0), 1, 3},
         {"matmul", tkc_matmul(a, tkc_permute(b, (const int[]){1, 0})), 1, 1},
         {"matmul (a+b) @ c", tkc_matmul(tkc_add(a, b), c), 1, 1},
+        /* a transcendental broadcast into a reduce is computed once, not once per use */
+        {"matmul (a*sigmoid(a)) @ b^T", tkc_matmul(tkc_mul(a, tkc_sigmoid(a)), tkc_permute(b, (const int[]){1, 0})), 2, 2},
+        {"sum(exp(a) * b) keeps exp fused", tkc_sum(tkc_mul(tkc_exp(a), b), 0, NULL, 0), 1, 1},
         {"contiguous(a+b)*2", tkc_mul(tkc_contiguous(tkc_add(a, b)), tkc_scalar(ctx, TKC_FLOAT32, 2)), 2, 2},
         {"sum(sum(a, 1))", tkc_sum(tkc_contiguous(tkc_sum(a, 1, (const int[]){1}, 0)), 0, NULL, 0), 2, 2},
     };
