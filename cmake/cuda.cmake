@@ -5,8 +5,9 @@
 # (PATH, then /usr/local/cuda/bin), so this file only
 #   - offers TKC_WITH_CUDA (ON by default; OFF builds the device as always unavailable), and
 #   - labels the tests that exercise CUDA "cuda": `ctest -L cuda` (scripts/gpu-check.sh) runs the PTX
-#     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda) and the kernel suite on every
-#     device (test_kernels, CUDA included when present).
+#     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda), and on every device (CUDA
+#     included when present) the kernel suite (test_kernels), the kernel-opt suite (test_opts:
+#     shared-memory GROUP, tensor cores) and the reduce suite (test_tensor_reduce: long reductions).
 
 option(TKC_WITH_CUDA "build the CUDA device (the driver is loaded at run time; nothing is linked)" ON)
 if(NOT TKC_WITH_CUDA)
@@ -20,7 +21,7 @@ else()
   message(STATUS "tkc: no ptxas: test_ptx will skip its assembler checks")
 endif()
 
-foreach(t test_ptx test_cuda test_kernels)
+foreach(t test_ptx test_cuda test_kernels test_opts test_tensor_reduce)
   if(TEST ${t})
     set_property(TEST ${t} APPEND PROPERTY LABELS cuda)
   endif()

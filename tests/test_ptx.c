@@ -303,6 +303,8 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
       {"rand", tkc_add(tkc_rand(ctx, TKC_FLOAT32, 2, s45, 7), y)},
       {"long_sum", tkc_sum(tkc_full(ctx, TKC_FLOAT32, 1, (int64_t[]){1000003}, 1), 0, NULL, 0)},
       {"long_max_rows", tkc_max(tkc_full(ctx, TKC_FLOAT16, 2, (int64_t[]){3, 70000}, 1), 1, &last, 0)},
+      {"tc_half_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT16, 3, (int64_t[]){2, 32, 64}, 1), tkc_full(ctx, TKC_FLOAT16, 3, (int64_t[]){2, 64, 16}, 1))},
+      {"tc_bf16_matmul", tkc_matmul(tkc_full(ctx, TKC_BFLOAT16, 2, (int64_t[]){16, 32}, 1), tkc_full(ctx, TKC_BFLOAT16, 2, (int64_t[]){32, 24}, 1))},
       {"long_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){3, 70000}, 1), tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){70000, 5}, 1))},
   };
   for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) add_tensor(m, comp[i].t, comp[i].n);
@@ -321,6 +323,41 @@ static void test_tensor_api_shared_sum(void **state) {
     fail_msg("the sum's PTX lacks shared memory, st.shared, bar.sync or %%tid.x");
   }
   free(src);
+  tkc_ctx_free(ctx);
+}
+
+/* a float16 / bfloat16 matmul from the tensor API runs on tensor cores (sm_80+), a float32 one and an
+ * odd-sized one do not; an sm_75 target falls back to the plain kernel */
+static void test_tensor_api_mma(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  struct { tkc_dtype dt; int64_t m, k, n; const char *want; } cases[] = {
+      {TKC_FLOAT16, 32, 64, 16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32"},
+      {TKC_BFLOAT16, 16, 32, 24, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32"},
+      {TKC_FLOAT32, 32, 64, 16, NULL},
+      {TKC_FLOAT16, 24, 64, 12, NULL}, /* neither output dim a multiple of 16 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    tkc_tensor *a = tkc_rand(ctx, cases[i].dt, 2, (int64_t[]){cases[i].m, cases[i].k}, 1), *b = tkc_rand(ctx, cases[i].dt, 2, (int64_t[]){cases[i].k, cases[i].n}, 2);
+    assert_true(a && b && !tkc_realize(a) && !tkc_realize(b));
+    tkc_tensor *m = tkc_matmul(a, b);
+    char *src = tkc_kernels_source(m, "PTX");
+    assert_non_null(src);
+    if (cases[i].want ? !strstr(src, cases[i].want) || !strstr(src, "_C0x0(") : strstr(src, "mma.sync") != NULL) {
+      printf("%s\n", src);
+      fail_msg("case %zu: mma.sync %s", i, cases[i].want ? "missing" : "where it cannot be");
+    }
+    free(src);
+    if (!i) { /* sm_75 has no m16n8k16: the plain kernel */
+      assert_int_equal(tkc_ptx_set_arch("sm_75"), TKC_OK);
+      src = tkc_kernels_source(m, "PTX");
+      assert_non_null(src);
+      assert_null(strstr(src, "mma.sync"));
+      free(src);
+      tkc_ptx_set_arch(NULL);
+    }
+  }
   tkc_ctx_free(ctx);
 }
 
@@ -706,7 +743,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

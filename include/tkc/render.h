@@ -35,6 +35,8 @@ struct tkc_renderer {
   int local_max[3];
   size_t shared_max;
   uint32_t unsupported_dtypes; /* bitmask over tkc_dtype: element types the target cannot hold */
+  /* NULL: no tensor cores; else whether the current target has mma.sync m16n8k16 (the TC opt) */
+  bool (*tensor_cores)(void);
   /* backend-specific rewrites applied before linearizing (may be NULL) */
   const tkc_matcher *(*extra_matcher)(void);
   /* the kernel's source; malloc'ed (tkc_free), NULL + TKC_EUNSUPPORTED naming op/dtype when the
@@ -61,7 +63,8 @@ TKC_API char *tkc_render(const tkc_renderer *r, const char *name, tkc_uop *const
  *   NOLOCALS             GPUs: one thread per workgroup unless LOCAL says otherwise
  *   PADTO  axis amount   round the axis up to a multiple of amount (masked past the end)
  *   SWAP   axis amount   exchange the loop order of output axes axis and amount
- *   TC                   tensor cores: TKC_EUNSUPPORTED (not built yet)
+ *   TC 0 0               tensor cores (PTX, sm_80+): a float16/bfloat16 matmul with m % 16, n % 8 and
+ *                        k % 16 == 0 as one warp per 16 x 8 tile with mma.sync; the first and only opt
  * A workgroup has at most min(256, renderer local_max[0]) threads.
  * Applying an illegal opt fails with TKC_EINVAL and the reason; nothing aborts. */
 typedef enum tkc_opt_op {

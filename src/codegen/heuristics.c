@@ -12,6 +12,7 @@
  *   a long reduce (few outputs, or a reduce of 16K or more per output): GROUP its last reduce axis
  *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
  *     when 256 does not divide it, so any size runs across a workgroup;
+ *   a float16/bfloat16 matmul whose sizes fit: TC (tensor cores, PTX sm_80+);
  *   matmul-like: a 4 x 4 register tile (UPCAST two broadcast output axes by 4). */
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,11 @@ static bool all_reduce(const tkc_uop *ast, int d) {
 enum { GPU_GROUP = 256, GPU_GROUP_OUTPUTS = 2048, GPU_LONG_REDUCE = 16384 };
 
 static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r, const strides *S) {
+  tkc_tc_info tc;
+  if (r->tensor_cores && tkc_tc_match(ast, ks, r, &tc) == TKC_OK) { /* a float16/bfloat16 matmul: tensor cores */
+    try_opt(ks, TKC_OPT_TC, 0, 0, r);
+    if (ks->tc) return;
+  }
   int first_reduce = tkc_kshape_first_reduce(ks), last = ks->naxes - 1;
   int64_t outputs = 1, reduce = 1;
   for (int a = 0; a < ks->naxes; a++) *(a < first_reduce ? &outputs : &reduce) *= ks->ax[a].size;

@@ -352,6 +352,7 @@ static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, i
 
 tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
+  if (ks->tc) return tkc_lower_tc(g, ast, ks, r);
   lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1};
   int gpu = r && r->global_max[0] > 0;
   L.vectors = r && !gpu && r->supports_float4;

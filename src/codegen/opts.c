@@ -93,6 +93,7 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
   const char *name = tkc_opt_name(o.op);
   bool gpu = r && r->has_local;
   if (!name) return tkc_err(TKC_EINVAL, "kernel opts: unknown opt %d", (int)o.op);
+  if (ks->tc) return tkc_err(TKC_EINVAL, "%s: no opt may follow TC", name);
   switch (o.op) {
   case TKC_OPT_UPCAST:
     if (o.axis < 0 || o.axis >= first_reduce) return tkc_err(TKC_EINVAL, "UPCAST: axis %d is not an output axis (the kernel has %d)", o.axis, first_reduce);
@@ -133,9 +134,13 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
     if (gpu && tkc_kshape_count(ks, TKC_AX_LOCAL)) return tkc_err(TKC_EINVAL, "NOLOCALS: the kernel has LOCAL axes already");
     ks->nolocals = true;
     return TKC_OK;
-  default: /* TC */
+  default: /* TC: the kernel's shape is checked when it is lowered (tkc_tc_match) */
     if (!gpu) return tkc_err(TKC_EINVAL, "%s: renderer %s has no workgroups", name, r ? r->name : "INTERP");
-    return tkc_err(TKC_EUNSUPPORTED, "%s: tensor cores from the tensor API are not built yet (renderer %s)", name, r->name);
+    if (!r->tensor_cores || !r->tensor_cores()) return tkc_err(TKC_EUNSUPPORTED, "%s: renderer %s has no tensor cores for its target", name, r->name);
+    if (ks->nopts) return tkc_err(TKC_EINVAL, "%s: TC must be the first opt", name);
+    if (o.axis != 0 || o.amount != 0) return tkc_err(TKC_EINVAL, "%s: axis and amount must be 0 (one tensor-core shape)", name);
+    ks->tc = true;
+    return TKC_OK;
   }
 }
 

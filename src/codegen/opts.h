@@ -41,6 +41,7 @@ typedef struct tkc_kshape {
   int nopts;
   tkc_opt opts[TKC_MAX_OPTS];
   bool nolocals; /* GPUs: no automatic workgroup of output threads (NOLOCALS) */
+  bool tc;       /* tensor cores (TC): lowered by tensor_core.c */
 } tkc_kshape;
 
 /* The axes of ast (SINK(STORE) with arg (output shape, full shape)) before any opt. */
@@ -57,6 +58,17 @@ TKC_HIDDEN int64_t tkc_kshape_threads(const tkc_kshape *ks);
 TKC_HIDDEN void tkc_kshape_name(const tkc_kshape *ks, char *buf, size_t n);
 /* "UPCAST(1,8) SWAP(0,1)" for TKC_DEBUG. */
 TKC_HIDDEN void tkc_kshape_opts_str(const tkc_kshape *ks, char *buf, size_t n);
+
+/* A matmul-like kernel tensor cores can run (codegen/tensor_core.c): kernel dims m, n (outputs) and k
+ * (the reduce), the reduce, the loads of the product (a broadcast along n, b along m), their dtype. */
+typedef struct tkc_tc_info {
+  int m, n, k, din;
+  const tkc_uop *reduce, *a, *b;
+} tkc_tc_info;
+/* Whether ast can use renderer r's tensor cores; TKC_EINVAL with the reason when not. */
+TKC_HIDDEN tkc_status tkc_tc_match(const tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, tkc_tc_info *info);
+/* The kernel for ast on tensor cores (ks has TC); NULL with the reason. */
+TKC_HIDDEN tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r);
 
 /* tinygrad's hand_coded_optimizations for renderer r (NULL: INTERP): applies the opts it picks to
  * ks (each one legal by construction; one that is refused is skipped). ast gives the loads' strides. */

@@ -1473,11 +1473,18 @@ static const tkc_matcher *ptx_matcher(void) {
   return tkc_matcher_static(&pm, ptx_rules, TKC_COUNTOF(ptx_rules));
 }
 
+/* mma.sync.m16n8k16 (float16/bfloat16) needs sm_80 */
+static bool ptx_tensor_cores(void) {
+  char arch[16];
+  return tkc_ptx_arch(arch, sizeof arch) >= 80;
+}
+
 const tkc_renderer tkc_renderer_ptx = {
     .name = "PTX",
     .device = "CUDA",
     .has_local = true,
     .has_shared = true,
+    .tensor_cores = ptx_tensor_cores,
     .supports_float4 = true,
     .global_max = {2147483647, 65535, 65535}, /* CUDA grid limits (tinygrad's CUDARenderer) */
     .local_max = {1024, 1024, 64},            /* block limits */
