@@ -361,6 +361,39 @@ static void test_tensor_api_mma(void **state) {
   tkc_ctx_free(ctx);
 }
 
+/* elementwise kernels from the tensor API use ld/st.global.v4 where the index is provably aligned;
+ * a view starting one element in does not (scalar loads); the kernel assembles */
+static void test_tensor_api_vector_access(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  tkc_tensor *a = tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){64, 64}, 1), *b = tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){64, 64}, 2);
+  assert_true(!tkc_realize(a) && !tkc_realize(b));
+  char *src = tkc_kernels_source(tkc_add(a, b), "PTX");
+  assert_non_null(src);
+  if (!strstr(src, "ld.global.v4.f32") || !strstr(src, "st.global.v4.f32")) {
+    printf("%s\n", src);
+    fail_msg("a + b has no vector loads/stores");
+  }
+  free(src);
+  tkc_tensor *shifted = tkc_shrink(a, (const int64_t[]){0, 64, 1, 61}); /* rows start at 64*r + 1 */
+  src = tkc_kernels_source(tkc_add(shifted, tkc_shrink(b, (const int64_t[]){0, 64, 0, 60})), "PTX");
+  assert_non_null(src);
+  if (!strstr(src, "ld.global.f32 ") || !strstr(src, "ld.global.v4.f32") || !strstr(src, "st.global.v4.f32")) {
+    printf("%s\n", src);
+    fail_msg("want scalar loads of the view one element in, vector loads of the aligned one");
+  }
+  if (have_ptxas()) {
+    char *log = NULL;
+    int rc = ptxas_run(src, "sm_80", &log);
+    if (rc) printf("%s\n", log ? log : "");
+    free(log);
+    assert_int_equal(rc, 0);
+  }
+  free(src);
+  tkc_ctx_free(ctx);
+}
+
 static void test_tensor_api_kernels(void **state) {
   (void)state;
   if (!have_ptxas()) return;
@@ -743,7 +776,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

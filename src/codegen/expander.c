@@ -8,7 +8,8 @@
  *   DEFINE_ACC / ASSIGN of the lanes    -> one vector accumulator
  *   anything else scalar               -> VECTORIZE(lanes) (a gather: still right, only slower)
  * Contiguity: lane k's index is lane 0's plus k, as linear forms (sum of coef * atom + c) or, when
- * those differ, after simplifying the indices. */
+ * those differ, after simplifying the indices. On GPUs lane 0's index must also be a multiple of W
+ * (vector loads need aligned addresses): a linear form whose terms all are; else the lanes gather. */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -24,15 +25,16 @@ struct tkc_packer {
   tkc_graph *g;
   int w;
   int *naccs; /* accumulator numbering shared with the lowerer */
+  bool aligned; /* vector accesses must start at a multiple of w elements (GPUs: ld.v4 needs it) */
   memo_entry *memo;
   size_t cap, used;
 };
 
-tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs) {
+tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned) {
   if (width < 2 || width > TKC_MAX_VEC) return tkc_err_null(TKC_EINTERNAL, "expander: vector width %d", width);
   tkc_packer *p = calloc(1, sizeof *p);
   if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
-  *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .cap = 1u << MEMO_BITS};
+  *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .aligned = aligned, .cap = 1u << MEMO_BITS};
   if (!(p->memo = calloc(p->cap, sizeof *p->memo))) {
     free(p);
     return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
@@ -157,8 +159,19 @@ static int64_t split_const(tkc_uop *u, tkc_uop **rest) {
   return 0;
 }
 
+/* whether idx is provably a multiple of w: a linear form whose coefficients and constant all are */
+static bool multiple_of(tkc_packer *p, tkc_uop *idx, int64_t w) {
+  linear f = {0};
+  tkc_uop *s = tkc_simplify(p->g, idx);
+  if (!s || !lin_of(s, 1, &f, 0) || f.c % w) return false;
+  for (int i = 0; i < f.n; i++)
+    if (f.coef[i] % w) return false;
+  return true;
+}
+
 /* lane k of idx is lane 0 plus k: first as linear forms (cheap), else after simplifying them */
 static bool lanes_contiguous(tkc_packer *p, tkc_uop *const *idx) {
+  if (p->aligned && !multiple_of(p, idx[0], p->w)) return false;
   linear base = {0};
   bool linear_ok = lin_of(idx[0], 1, &base, 0);
   for (int k = 1; linear_ok && k < p->w; k++) linear_ok = lin_offset(idx[k], &base) == k;

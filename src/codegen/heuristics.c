@@ -13,7 +13,10 @@
  *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
  *     when 256 does not divide it, so any size runs across a workgroup;
  *   a float16/bfloat16 matmul whose sizes fit: TC (tensor cores, PTX sm_80+);
- *   matmul-like: a 4 x 4 register tile (UPCAST two broadcast output axes by 4). */
+ *   matmul-like: a 4 x 4 register tile (UPCAST two broadcast output axes by 4);
+ *   elementwise, where the renderer has vector accesses: UPCAST the contiguous output axis by 4.
+ * The first upcast axis becomes vector loads/stores where the renderer has them (PTX ld.v4) and the
+ * index is provably aligned. */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -128,6 +131,11 @@ static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_rendere
     int d = ks->ax[last].dim, ra = last - first_reduce;
     if (ks->ax[last].size % GPU_GROUP) try_opt(ks, TKC_OPT_PADTO, last, GPU_GROUP, r);
     try_opt(ks, some_load(S, d, 1) ? TKC_OPT_GROUP : TKC_OPT_GROUPTOP, ra, GPU_GROUP, r);
+    return;
+  }
+  if (first_reduce == ks->naxes) { /* elementwise: 4 contiguous outputs per thread (vector loads/stores) */
+    int c = first_reduce - 1;
+    if (r->supports_float4 && c >= 0 && ks->ax[c].size % 4 == 0 && ks->ax[c].size >= 8 && some_load(S, ks->ax[c].dim, 1)) try_opt(ks, TKC_OPT_UPCAST, c, 4, r);
     return;
   }
   /* a register tile over two output axes that some load broadcasts (matmul, conv) */

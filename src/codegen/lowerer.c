@@ -29,6 +29,7 @@ typedef struct lower {
   tkc_umap memo[2];      /* outside / inside a reduce */
   int naccs;
   bool vectors;          /* pack lanes into vector UOps */
+  bool aligned;          /* vector accesses must be aligned (GPUs) */
   tkc_packer *packers[5]; /* by log2 of the width */
 } lower;
 
@@ -106,7 +107,7 @@ static tkc_packer *packer_for(lower *L, const int *axes, int n) {
   int64_t w = L->ks->ax[axes[0]].size;
   int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
   if (!k) return NULL;
-  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs);
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned);
   return L->packers[k];
 }
 
@@ -355,7 +356,8 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
   if (ks->tc) return tkc_lower_tc(g, ast, ks, r);
   lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1};
   int gpu = r && r->global_max[0] > 0;
-  L.vectors = r && !gpu && r->supports_float4;
+  L.vectors = r && r->supports_float4;
+  L.aligned = gpu;
   if (gpu) launch_indices(&L, r);
   for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++) {
     tkc_axis_kind k = ks->ax[a].kind;
