@@ -206,12 +206,70 @@ static void test_kernel_cache(void **state) {
   TR_END();
 }
 
+/* the buffer pool: a freed buffer's memory is reused by the next buffer of its size (counted), the
+ * bound holds, a reused buffer never shows its old data (a zero-filled tensor is zero, a padded view
+ * still shows its pad value), and releasing empties it */
+static void test_buffer_pool(void **state) {
+  (void)state;
+  tr_begin();
+  tkc_pool_stats ps;
+  TR_EXPECT(tkc_device_pool_stats(NULL, &ps) == TKC_EINVAL, "NULL device");
+  FOR_EACH_DEVICE(dev, ctx) {
+    tkc_device *d = tkc_device_get(dev);
+    TR_EXPECT(tkc_device_pool_stats(d, NULL) == TKC_EINVAL, "%s: NULL out", dev);
+    enum { N = 1000 };
+    float sevens[N], got[N];
+    for (int i = 0; i < N; i++) sevens[i] = 7.0f;
+    tkc_pool_stats s0, s1, s2;
+    tkc_device_pool_stats(d, &s0);
+    for (int rep = 0; rep < 3; rep++) { /* the same shapes again: served from the pool */
+      tkc_tensor *a = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N}, sevens), *b = tkc_add(a, a);
+      TR_EXPECT(tkc_copy_out(b, got, sizeof got) == TKC_OK && got[0] == 14.0f && got[N - 1] == 14.0f, "%s: a + a", dev);
+      tkc_tensor_free(b);
+      tkc_tensor_free(a);
+    }
+    tkc_device_pool_stats(d, &s1);
+    TR_EXPECT(s1.reuses >= s0.reuses + 4, "%s: 3 rounds of 2 buffers reused only %lld", dev, (long long)(s1.reuses - s0.reuses));
+    TR_EXPECT(s1.pooled_bytes <= s1.bound_bytes, "%s: %zu bytes pooled past the bound %zu", dev, s1.pooled_bytes, s1.bound_bytes);
+    /* a zero-filled tensor on reused memory is zero */
+    tkc_tensor *z = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N}, NULL);
+    TR_EXPECT(tkc_copy_out(z, got, sizeof got) == TKC_OK, "%s: zeros", dev);
+    for (int i = 0; i < N; i++) TR_EXPECT(got[i] == 0.0f, "%s: a zero-filled tensor on pooled memory holds %g at %d", dev, got[i], i);
+    tkc_tensor_free(z);
+    /* a padded view computed into a buffer that held sevens shows its pad value */
+    tkc_tensor *old = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N}, sevens);
+    tkc_tensor_free(old);
+    float small[N - 10];
+    for (int i = 0; i < N - 10; i++) small[i] = (float)i;
+    tkc_tensor *c = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N - 10}, small), *p = tkc_pad(c, (const int64_t[]){4, 6}, -1.5);
+    TR_EXPECT(tkc_copy_out(p, got, sizeof got) == TKC_OK, "%s: pad", dev);
+    for (int i = 0; i < N; i++) {
+      float want = i < 4 || i >= N - 6 ? -1.5f : (float)(i - 4);
+      TR_EXPECT(got[i] == want, "%s: padded view on reused memory: [%d] = %g, want %g", dev, i, got[i], want);
+    }
+    /* the bound (TKC_POOL_MB=8 in this suite): 3 MiB buffers, 4 of them freed, never more than 8 MiB kept */
+    tkc_tensor *big[4];
+    for (int i = 0; i < 4; i++) big[i] = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){(3 << 20) / 4 + i}, NULL);
+    for (int i = 0; i < 4; i++) tkc_tensor_free(big[i]);
+    tkc_device_pool_stats(d, &s2);
+    TR_EXPECT(s2.bound_bytes == (size_t)8 << 20 && s2.pooled_bytes <= s2.bound_bytes, "%s: %zu bytes pooled, bound %zu", dev, s2.pooled_bytes, s2.bound_bytes);
+    TR_EXPECT(s2.pooled_bytes >= (size_t)(3 << 20), "%s: the pool kept nothing of the big buffers (%zu bytes)", dev, s2.pooled_bytes);
+    tkc_device_release_pool(d);
+    tkc_device_pool_stats(d, &s2);
+    TR_EXPECT(s2.pooled_bytes == 0, "%s: %zu bytes still pooled after release", dev, s2.pooled_bytes);
+    tkc_device_release_pool(NULL); /* a no-op */
+  }
+  TR_END();
+}
+
 int main(void) {
+  setenv("TKC_POOL_MB", "8", 1); /* before the pool is first used: test_buffer_pool checks the bound */
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_realize_free_cycles),
       cmocka_unit_test(test_dependent_chain),
       cmocka_unit_test(test_ctx_cycles),
       cmocka_unit_test(test_kernel_cache),
+      cmocka_unit_test(test_buffer_pool),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

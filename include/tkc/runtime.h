@@ -28,9 +28,24 @@ TKC_API const tkc_renderer *tkc_device_renderer(const tkc_device *d);
 /* Names of every registered device, NULL-terminated (static). */
 TKC_API const char *const *tkc_device_names(void);
 
-/* A buffer of n elements of dt on device d (n may be 0). NULL + TKC_EINVAL/TKC_ENOMEM. */
+/* A zero-filled buffer of n elements of dt on device d (n may be 0). NULL + TKC_EINVAL/TKC_ENOMEM. */
 TKC_API tkc_buffer *tkc_buffer_new(tkc_device *d, tkc_dtype dt, size_t n);
+/* The same with undefined contents (memory from the device's pool may hold earlier data): for
+ * buffers that are written in full before they are read. */
+TKC_API tkc_buffer *tkc_buffer_new_uninit(tkc_device *d, tkc_dtype dt, size_t n);
+/* Frees b; its memory goes to the device's pool (see tkc_device_pool_stats). NULL is a no-op. */
 TKC_API void tkc_buffer_free(tkc_buffer *b);
+
+/* The buffer pool of a device: freed buffers' memory is kept by exact size and reused by the next
+ * buffer of that size, at most TKC_POOL_MB megabytes (default 1024; 0: no pooling), the least
+ * recently freed going first. allocs counts buffers the pool could not serve, reuses those it did. */
+typedef struct tkc_pool_stats {
+  int64_t allocs, reuses;
+  size_t pooled_bytes, bound_bytes;
+} tkc_pool_stats;
+TKC_API tkc_status tkc_device_pool_stats(const tkc_device *d, tkc_pool_stats *out);
+/* Gives every pooled buffer of d back to the device (tkc_ctx_free does this for its device). */
+TKC_API void tkc_device_release_pool(tkc_device *d);
 TKC_API size_t tkc_buffer_nbytes(const tkc_buffer *b);
 TKC_API size_t tkc_buffer_numel(const tkc_buffer *b);
 TKC_API tkc_dtype tkc_buffer_dtype(const tkc_buffer *b);

@@ -87,7 +87,7 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
   tkc_lazy *out = it->out;
   tkc_device *d = out->ctx->dev;
   int64_t numel = tkc_shape_numel(out->ndim, out->shape);
-  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel);
+  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel, false); /* the kernel writes all of it */
   if (!rb) return tkc_last_status();
   tkc_status st = TKC_OK;
   if (numel > 0) {

@@ -77,7 +77,8 @@ TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tk
 TKC_HIDDEN tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape);
 /* Applies the movement op of MOVE node m to st. */
 TKC_HIDDEN tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m);
-TKC_HIDDEN tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n);
+/* zero: zero-filled, else undefined contents (for buffers written in full first) */
+TKC_HIDDEN tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero);
 TKC_HIDDEN void tkc_rbuf_unref(tkc_rbuf *rb);
 
 /* ---------------------------------------------------------------- scheduling (schedule.c) */

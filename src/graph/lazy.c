@@ -4,11 +4,11 @@
 #include <string.h>
 #include "graph/graph.h"
 
-tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n) {
+tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero) {
   tkc_rbuf *rb = malloc(sizeof *rb);
   if (!rb) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
   rb->refs = 1;
-  rb->buf = tkc_buffer_new(d, dt, n);
+  rb->buf = zero ? tkc_buffer_new(d, dt, n) : tkc_buffer_new_uninit(d, dt, n);
   if (!rb->buf) {
     free(rb);
     return NULL;

@@ -34,9 +34,11 @@ static void free_list(tkc_tensor *t, int release_node) {
 
 void tkc_ctx_free(tkc_ctx *ctx) {
   if (!ctx) return;
+  tkc_device *dev = ctx->dev;
   free_list(ctx->live, 1);
   free_list(ctx->spare, 0);
   free(ctx);
+  tkc_device_release_pool(dev);
 }
 
 const char *tkc_ctx_device(const tkc_ctx *ctx) { return ctx ? tkc_device_name(ctx->dev) : NULL; }
@@ -227,7 +229,7 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
   if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
   int64_t numel = tkc_shape_numel(ndim, shape);
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
-  tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel) : NULL;
+  tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel, data == NULL) : NULL;
   if (!rb) {
     tkc_lazy_unref(n);
     return NULL;

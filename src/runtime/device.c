@@ -3,7 +3,7 @@
 #include <string.h>
 #include "runtime/device.h"
 
-static tkc_device devices[] = {{&tkc_device_cpu}, {&tkc_device_interp}, {&tkc_device_llvm}, {&tkc_device_webgpu}, {&tkc_device_cuda}};
+static tkc_device devices[] = {{.impl = &tkc_device_cpu}, {.impl = &tkc_device_interp}, {.impl = &tkc_device_llvm}, {.impl = &tkc_device_webgpu}, {.impl = &tkc_device_cuda}};
 static const char *const names[] = {"CPU", "INTERP", "LLVM", "WEBGPU", "CUDA", NULL};
 
 const char *const *tkc_device_names(void) { return names; }
@@ -43,24 +43,31 @@ struct tkc_buffer {
   void *ptr;
 };
 
-tkc_buffer *tkc_buffer_new(tkc_device *d, tkc_dtype dt, size_t n) {
-  if (!d) return tkc_err_null(TKC_EINVAL, "tkc_buffer_new: NULL device");
+static tkc_buffer *buffer_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero, const char *who) {
+  if (!d) return tkc_err_null(TKC_EINVAL, "%s: NULL device", who);
   size_t item = tkc_dtype_size(dt);
-  if (!item) return tkc_err_null(TKC_EDTYPE, "tkc_buffer_new: dtype %d has no storage", (int)dt);
-  if (n > SIZE_MAX / item) return tkc_err_null(TKC_EINVAL, "tkc_buffer_new: %zu elements overflow", n);
+  if (!item) return tkc_err_null(TKC_EDTYPE, "%s: dtype %d has no storage", who, (int)dt);
+  if (n > SIZE_MAX / item) return tkc_err_null(TKC_EINVAL, "%s: %zu elements overflow", who, n);
+  size_t nbytes = n * item;
   tkc_buffer *b = calloc(1, sizeof *b);
   if (!b) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
-  *b = (tkc_buffer){d, dt, n, n * item, d->impl->alloc(n * item)};
+  void *p = !zero || d->impl->host_memory ? tkc_pool_take(d, nbytes) : NULL;
+  if (p && zero) memset(p, 0, nbytes);
+  if (!p) p = !zero && d->impl->alloc_uninit ? d->impl->alloc_uninit(nbytes) : d->impl->alloc(nbytes);
+  *b = (tkc_buffer){d, dt, n, nbytes, p};
   if (!b->ptr) {
     free(b);
-    return tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, n * item);
+    return tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, nbytes);
   }
   return b;
 }
 
+tkc_buffer *tkc_buffer_new(tkc_device *d, tkc_dtype dt, size_t n) { return buffer_new(d, dt, n, true, "tkc_buffer_new"); }
+tkc_buffer *tkc_buffer_new_uninit(tkc_device *d, tkc_dtype dt, size_t n) { return buffer_new(d, dt, n, false, "tkc_buffer_new_uninit"); }
+
 void tkc_buffer_free(tkc_buffer *b) {
   if (!b) return;
-  b->dev->impl->free(b->ptr);
+  if (!tkc_pool_give(b->dev, b->ptr, b->nbytes)) b->dev->impl->free(b->ptr);
   free(b);
 }
 

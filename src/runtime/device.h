@@ -25,8 +25,10 @@ typedef struct tkc_device_impl {
   /* 1 if usable here; otherwise 0 and a reason in why */
   int (*available)(char *why, size_t n);
   /* device memory; host devices use plain (aligned) host memory */
-  void *(*alloc)(size_t nbytes);
+  void *(*alloc)(size_t nbytes);      /* zero-filled */
+  void *(*alloc_uninit)(size_t nbytes); /* contents undefined (NULL: alloc) */
   void (*free)(void *p);
+  bool host_memory;                    /* pointers are host memory (memset works) */
   tkc_status (*copyin)(void *dst, const void *src, size_t nbytes);
   tkc_status (*copyout)(void *dst, const void *src, size_t nbytes);
   /* compiles k into an opaque handle (NULL handle allowed); errors via tkc_err */
@@ -38,7 +40,16 @@ typedef struct tkc_device_impl {
 
 struct tkc_device {
   const tkc_device_impl *impl;
+  /* the buffer pool (pool.c), under its lock */
+  struct pool_entry *pool_newest, *pool_oldest;
+  size_t pool_bytes;
+  int64_t pool_allocs, pool_reuses;
 };
+
+/* The pool (pool.c): memory of exactly nbytes freed earlier on d (counted as a reuse), or NULL
+ * (counted as an allocation the caller makes); give keeps p for later (false: the caller frees it). */
+TKC_HIDDEN void *tkc_pool_take(tkc_device *d, size_t nbytes);
+TKC_HIDDEN bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes);
 
 /* The global/local launch sizes of k from its SPECIALs (gidxN / lidxN; {1,1,1} without them). */
 TKC_HIDDEN void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars, int64_t global[3], int64_t local[3]);

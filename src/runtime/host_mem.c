@@ -4,12 +4,16 @@
 #include <string.h>
 #include "runtime/host_mem.h"
 
-void *tkc_host_alloc(size_t nbytes) {
+void *tkc_host_alloc_uninit(size_t nbytes) {
   if (nbytes > SIZE_MAX - 63) return NULL;
   size_t sz = (nbytes + 63) & ~(size_t)63;
   if (sz == 0) sz = 64; /* alloc(0) is a valid, distinct buffer */
-  void *p = aligned_alloc(64, sz);
-  if (p) memset(p, 0, sz);
+  return aligned_alloc(64, sz);
+}
+
+void *tkc_host_alloc(size_t nbytes) {
+  void *p = tkc_host_alloc_uninit(nbytes);
+  if (p) memset(p, 0, (nbytes + 63) & ~(size_t)63);
   return p;
 }
 

@@ -9,6 +9,8 @@
 /* nbytes (rounded up to 64, at least 64: alloc(0) is a valid, distinct buffer) of zeroed, 64-byte
  * aligned memory; NULL when it cannot be had (the caller records the error). */
 TKC_HIDDEN void *tkc_host_alloc(size_t nbytes);
+/* The same without the zero fill. */
+TKC_HIDDEN void *tkc_host_alloc_uninit(size_t nbytes);
 TKC_HIDDEN void tkc_host_free(void *p);
 /* memcpy; TKC_EINVAL for a NULL pointer with nbytes > 0 */
 TKC_HIDDEN tkc_status tkc_host_copy(void *dst, const void *src, size_t nbytes);
