@@ -7,6 +7,7 @@
 #   cpp_example      examples/cpp/quickstart.cpp built with the C++ compiler (-pedantic -Werror, which also
 #                    checks that the public headers are C++-clean) and run (not registered without a C++
 #                    compiler)
+#   mlp_loop_example examples/mlp_loop.c: 50 scoped iterations of an MLP, logits checked against C
 
 # ---------------------------------------------------------------- Python
 find_program(TKC_PYTHON3 NAMES python3 DOC "python3 for the ctypes example")
@@ -59,3 +60,8 @@ if(CMAKE_CXX_COMPILER)
 else()
   message(STATUS "tkc: no C++ compiler found: the cpp_example test is not registered")
 endif()
+
+# ---------------------------------------------------------------- the inference loop (examples/mlp_loop.c)
+# 50 iterations on the default device: checks its logits against plain C and exits non-zero otherwise
+add_test(NAME mlp_loop_example COMMAND mlp_loop 50)
+set_tests_properties(mlp_loop_example PROPERTIES TIMEOUT 300)

@@ -10,7 +10,23 @@
  * a NULL tensor returns NULL and keeps the first error, so a chain needs one check at the end.
  * Bad input never aborts, never prints (unless TKC_DEBUG), and leaves the ctx usable.
  * Ownership: tensors belong to their ctx. tkc_tensor_free releases one handle early; tkc_ctx_free
- * releases everything. Destructors accept NULL.
+ * releases everything. Destructors accept NULL. Every op returns a new handle, also for results
+ * the caller never names (the matmul in relu(matmul(x, w))); in a loop, use a scope:
+ *
+ *   for (...) {
+ *     tkc_scope_begin(ctx);                                 // handles made from here on...
+ *     tkc_copy_in(x, batch, nbytes);                        // new data for a realized input
+ *     tkc_tensor *y = tkc_keep(tkc_relu(tkc_matmul(x, w))); // ...except kept ones...
+ *     tkc_copy_out(y, out, sizeof out);
+ *     tkc_scope_end(ctx);                                   // ...are freed here; y lives on
+ *     tkc_tensor_free(y);
+ *   }
+ *
+ * Scope rules: tkc_scope_end frees every handle created since the matching tkc_scope_begin that was
+ * not passed to tkc_keep, which moves a handle to the enclosing scope (or, from the outermost
+ * scope, out of scopes: then only tkc_tensor_free / tkc_ctx_free free it). Scopes nest. Data still
+ * used by a live tensor (an outer or kept one, or one whose graph reads it) lives on. Using a freed
+ * handle is an error ("use of a freed tensor"), not a crash, as long as its ctx is alive.
  * Threads: a ctx (and its tensors) is used by one thread at a time; use one ctx per thread. */
 #ifndef TKC_H
 #define TKC_H
@@ -141,6 +157,16 @@ TKC_API tkc_status tkc_realize(tkc_tensor *t);
  * heuristics' (earlier kernels of its schedule keep theirs). TKC_EINVAL with the reason when an opt is
  * illegal for that kernel, when t is realized already or needs no kernel; nothing is run then. */
 TKC_API tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts);
+/* Writes new data (row-major, nbytes = numel * itemsize) into a realized tensor that owns its whole
+ * buffer (from tkc_tensor_new, or realized); graphs built on it see the new data when they are
+ * realized, with the kernels compiled before. TKC_EINVAL for a lazy tensor or a view of another
+ * tensor's buffer. Tensors realized earlier from it keep their values. */
+TKC_API tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes);
+/* Scopes (see the top of this file): begin; end (TKC_EINVAL without a begin); keep returns t, or
+ * NULL + TKC_EINVAL when t belongs to no scope. */
+TKC_API tkc_status tkc_scope_begin(tkc_ctx *ctx);
+TKC_API tkc_status tkc_scope_end(tkc_ctx *ctx);
+TKC_API tkc_tensor *tkc_keep(tkc_tensor *t);
 /* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
 TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
 /* What the realizes of a ctx have done so far: kernels launched and the seconds spent inside their

@@ -262,6 +262,112 @@ static void test_buffer_pool(void **state) {
   TR_END();
 }
 
+/* bad uses of scopes and copy_in: a status and a message, never a crash; nesting and keep */
+static void test_scope_rules(void **state) {
+  (void)state;
+  tr_begin();
+  TR_EXPECT(tkc_scope_begin(NULL) == TKC_EINVAL && tkc_scope_end(NULL) == TKC_EINVAL, "NULL ctx");
+  TR_EXPECT(tkc_keep(NULL) == NULL, "keep(NULL)");
+  FOR_EACH_DEVICE(dev, ctx) {
+    TR_EXPECT(tkc_scope_end(ctx) == TKC_EINVAL && strstr(tkc_last_error(), "without a matching"), "%s: end without begin: %s", dev, tkc_last_error());
+    tkc_tensor *outer = tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, 1);
+    TR_EXPECT(tkc_keep(outer) == NULL && strstr(tkc_last_error(), "no scope"), "%s: keep outside a scope: %s", dev, tkc_last_error());
+    TR_EXPECT(tkc_scope_begin(ctx) == TKC_OK, "%s: begin", dev);
+    tkc_tensor *a = tkc_add(outer, outer);
+    TR_EXPECT(tkc_scope_begin(ctx) == TKC_OK, "%s: nested begin", dev);
+    tkc_tensor *b = tkc_mul(a, tkc_scalar(ctx, TKC_FLOAT32, 3)), *k = tkc_keep(tkc_add(b, outer));
+    TR_EXPECT(k != NULL, "%s: keep", dev);
+    TR_EXPECT(tkc_scope_end(ctx) == TKC_OK, "%s: inner end", dev);
+    TR_EXPECT(tkc_ndim(b) == 0 && strstr(tkc_last_error(), "freed"), "%s: b after its scope: %s", dev, tkc_last_error());
+    float v[4] = {0};
+    TR_EXPECT(tkc_copy_out(k, v, sizeof v) == TKC_OK && v[0] == 7.0f && v[3] == 7.0f, "%s: kept (a+a)*3+1 = %g", dev, v[0]);
+    TR_EXPECT(tkc_copy_out(a, v, sizeof v) == TKC_OK && v[0] == 2.0f, "%s: a of the outer scope lives on", dev);
+    TR_EXPECT(tkc_scope_end(ctx) == TKC_OK, "%s: outer end", dev);
+    TR_EXPECT(tkc_copy_out(k, v, sizeof v) == TKC_EINVAL && strstr(tkc_last_error(), "freed"), "%s: k after the outer scope: %s", dev, tkc_last_error());
+    TR_EXPECT(tkc_copy_out(outer, v, sizeof v) == TKC_OK && v[0] == 1.0f, "%s: a handle outside every scope lives on", dev);
+    /* kept out of the outermost scope: freed by hand */
+    TR_EXPECT(tkc_scope_begin(ctx) == TKC_OK, "%s: begin", dev);
+    tkc_tensor *x = tkc_keep(tkc_neg(outer));
+    TR_EXPECT(tkc_scope_end(ctx) == TKC_OK && tkc_copy_out(x, v, sizeof v) == TKC_OK && v[0] == -1.0f, "%s: kept out of every scope", dev);
+    tkc_tensor_free(x);
+    /* copy_in: bad inputs */
+    float four[4] = {1, 2, 3, 4};
+    tkc_tensor *t = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, NULL);
+    TR_EXPECT(tkc_copy_in(NULL, four, sizeof four) == TKC_EINVAL, "%s: copy_in NULL tensor", dev);
+    TR_EXPECT(tkc_copy_in(t, NULL, sizeof four) == TKC_EINVAL, "%s: copy_in NULL source", dev);
+    TR_EXPECT(tkc_copy_in(t, four, 12) == TKC_EINVAL && strstr(tkc_last_error(), "12 bytes"), "%s: copy_in wrong size", dev);
+    TR_EXPECT(tkc_copy_in(tkc_add(t, t), four, sizeof four) == TKC_EINVAL && strstr(tkc_last_error(), "not realized"), "%s: copy_in lazy: %s", dev, tkc_last_error());
+    TR_EXPECT(tkc_copy_in(outer, four, sizeof four) == TKC_EINVAL && strstr(tkc_last_error(), "view"), "%s: copy_in a realized broadcast: %s", dev, tkc_last_error());
+    tkc_tensor *wide = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){8}, NULL), *part = tkc_shrink(wide, (const int64_t[]){2, 6});
+    TR_EXPECT(tkc_realize(part) == TKC_OK, "%s: realize a view", dev);
+    TR_EXPECT(tkc_copy_in(part, four, sizeof four) == TKC_EINVAL && strstr(tkc_last_error(), "view"), "%s: copy_in a view: %s", dev, tkc_last_error());
+    TR_EXPECT(tkc_copy_in(t, four, sizeof four) == TKC_OK && tkc_copy_out(t, v, sizeof v) == TKC_OK && v[2] == 3.0f, "%s: copy_in", dev);
+    tkc_tensor *dead = tkc_add(t, t);
+    tkc_tensor_free(dead);
+    TR_EXPECT(tkc_copy_in(dead, four, sizeof four) == TKC_EINVAL, "%s: copy_in a freed tensor", dev);
+  }
+  /* a ctx freed inside a scope frees everything (LeakSanitizer checks) */
+  tkc_ctx *c2 = tkc_ctx_new("INTERP");
+  TR_EXPECT(c2 && tkc_scope_begin(c2) == TKC_OK, "ctx in a scope");
+  (void)tkc_add(tkc_full(c2, TKC_FLOAT32, 1, (const int64_t[]){4}, 1), tkc_scalar(c2, TKC_FLOAT32, 1));
+  tkc_ctx_free(c2);
+  TR_END();
+}
+
+/* The README's loop: a scope per iteration, tkc_copy_in of new inputs, an unnamed matmul inside
+ * relu: RSS stays bounded over 100,000 iterations and every kernel is built once. */
+static void test_scope_loop(void **state) {
+  (void)state;
+  tr_begin();
+  static const char *const devs[] = {"CPU", "LLVM"};
+  for (int di = 0; di < 2; di++) {
+    if (!tkc_device_available(devs[di])) {
+      printf("  skipped %s: unavailable\n", devs[di]);
+      continue;
+    }
+    tkc_ctx *ctx = tkc_ctx_new(devs[di]);
+    enum { IN = 16, OUT = 8 };
+    float w[IN * OUT], x[IN], y[OUT];
+    for (int i = 0; i < IN * OUT; i++) w[i] = (float)((i * 7) % 5) - 2.0f;
+    tkc_tensor *W = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){IN, OUT}, w);
+    tkc_tensor *X = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, IN}, NULL);
+    tkc_stats s0, s1;
+    long rss0 = 0;
+    int iters = CYCLES, bad = 0;
+    for (int it = 0; it < iters && !bad; it++) {
+      if (it == 1) tkc_ctx_stats(ctx, &s0);
+      if (it == WARMUP) rss0 = rss_kb();
+      for (int i = 0; i < IN; i++) x[i] = (float)((it + i) % 9) - 4.0f;
+      tkc_scope_begin(ctx);
+      tkc_copy_in(X, x, sizeof x);
+      tkc_tensor *Y = tkc_keep(tkc_relu(tkc_matmul(X, W)));
+      tkc_status st = tkc_copy_out(Y, y, sizeof y);
+      tkc_scope_end(ctx);
+      tkc_tensor_free(Y);
+      if (st) {
+        tr_problem("%s: iteration %d: %s", devs[di], it, tkc_last_error());
+        bad = 1;
+      }
+      if (it % 9973 == 0)
+        for (int j = 0; j < OUT; j++) {
+          float want = 0;
+          for (int i = 0; i < IN; i++) want += x[i] * w[i * OUT + j];
+          want = want > 0 ? want : 0;
+          if (y[j] != want) bad = 1, tr_problem("%s: iteration %d: y[%d] = %g, want %g", devs[di], it, j, y[j], want);
+        }
+    }
+    tkc_ctx_stats(ctx, &s1);
+    long rss1 = rss_kb();
+    printf("  %s: %d scoped iterations, RSS %+ld kB after %d, %lld kernels built after the first\n", devs[di], iters, rss1 - rss0, WARMUP,
+           (long long)(s1.kernels_built - s0.kernels_built));
+    TR_EXPECT(s1.kernels_built == s0.kernels_built, "%s: %lld kernels built after the first iteration", devs[di], (long long)(s1.kernels_built - s0.kernels_built));
+    TR_EXPECT(s1.kernels - s0.kernels == iters - 1, "%s: %lld kernels run for %d iterations", devs[di], (long long)(s1.kernels - s0.kernels), iters - 1);
+    if (CHECK_RSS) TR_EXPECT(rss1 - rss0 < RSS_GROWTH_MAX_KB, "%s: RSS grew by %ld kB", devs[di], rss1 - rss0);
+    tkc_ctx_free(ctx);
+  }
+  TR_END();
+}
+
 int main(void) {
   setenv("TKC_POOL_MB", "8", 1); /* before the pool is first used: test_buffer_pool checks the bound */
   const struct CMUnitTest tests[] = {
@@ -270,6 +376,8 @@ int main(void) {
       cmocka_unit_test(test_ctx_cycles),
       cmocka_unit_test(test_kernel_cache),
       cmocka_unit_test(test_buffer_pool),
+      cmocka_unit_test(test_scope_rules),
+      cmocka_unit_test(test_scope_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -14,6 +14,7 @@ struct tkc_ctx {
   tkc_device *dev;
   struct tkc_tensor *live;    /* doubly linked list of live handles */
   struct tkc_tensor *spare;   /* freed handles, reused (kept so a use after free is caught) */
+  int scope_depth;            /* open tkc_scope_begin's */
   int64_t kernels_run, kernels_built; /* tkc_ctx_stats */
   double kernel_s, build_s;
 };
@@ -23,6 +24,7 @@ struct tkc_ctx {
 
 struct tkc_tensor {
   uint32_t magic;
+  int scope;                  /* the scope depth it belongs to (0: none); tkc_keep lowers it */
   struct tkc_ctx *ctx;
   struct tkc_lazy *node;
   struct tkc_tensor *prev, *next;

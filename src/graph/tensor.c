@@ -57,6 +57,7 @@ tkc_tensor *tkc_wrap(tkc_ctx *ctx, tkc_lazy *node) {
   t->magic = TKC_TENSOR_LIVE;
   t->ctx = ctx;
   t->node = node;
+  t->scope = ctx->scope_depth;
   t->prev = NULL;
   t->next = ctx->live;
   if (ctx->live) ctx->live->prev = t;
@@ -344,6 +345,47 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   if (!st) st = tkc_buffer_copyout(c->rbuf->buf, dst, nbytes);
   tkc_lazy_unref(c);
   return st;
+}
+
+tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes) {
+  if (tkc_check(t)) return tkc_last_status();
+  tkc_lazy *n = t->node;
+  size_t want = (size_t)tkc_shape_numel(n->ndim, n->shape) * tkc_dtype_size(n->dtype);
+  if (nbytes != want) return tkc_err(TKC_EINVAL, "copy_in: %zu bytes given, the tensor has %zu", nbytes, want);
+  if (nbytes && !src) return tkc_err(TKC_EINVAL, "copy_in: NULL source");
+  if (n->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINVAL, "copy_in: the tensor is not realized (realize it, or build it with tkc_tensor_new)");
+  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != nbytes)
+    return tkc_err(TKC_EINVAL, "copy_in: the tensor is a view of a larger or reordered buffer (copy it with tkc_contiguous and realize that)");
+  return nbytes ? tkc_buffer_copyin(n->rbuf->buf, src, nbytes) : TKC_OK;
+}
+
+/* ---------------------------------------------------------------- scopes */
+
+#define TKC_MAX_SCOPES 4096
+
+tkc_status tkc_scope_begin(tkc_ctx *ctx) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "tkc_scope_begin: NULL ctx");
+  if (ctx->scope_depth == TKC_MAX_SCOPES) return tkc_err(TKC_EINVAL, "tkc_scope_begin: scopes nest at most %d deep", TKC_MAX_SCOPES);
+  ctx->scope_depth++;
+  return TKC_OK;
+}
+
+tkc_status tkc_scope_end(tkc_ctx *ctx) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "tkc_scope_end: NULL ctx");
+  if (!ctx->scope_depth) return tkc_err(TKC_EINVAL, "tkc_scope_end without a matching tkc_scope_begin");
+  for (tkc_tensor *t = ctx->live, *next; t; t = next) {
+    next = t->next;
+    if (t->scope >= ctx->scope_depth) tkc_tensor_free(t);
+  }
+  ctx->scope_depth--;
+  return TKC_OK;
+}
+
+tkc_tensor *tkc_keep(tkc_tensor *t) {
+  if (tkc_check(t)) return NULL;
+  if (!t->scope) return tkc_err_null(TKC_EINVAL, "tkc_keep: the tensor belongs to no scope (keep it inside tkc_scope_begin/end)");
+  t->scope--;
+  return t;
 }
 
 tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
