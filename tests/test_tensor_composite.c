@@ -227,6 +227,28 @@ static void test_kernel_counts(void **state) {
       TR_EXPECT(tkc_realize(cases[i].t) == TKC_OK, "%s: realize %s", dev, cases[i].name);
       TR_EXPECT(tkc_kernel_count(cases[i].t) == 0, "%s: %s after realize needs %d kernels", dev, cases[i].name, tkc_kernel_count(cases[i].t));
     }
+    /* a reduce read twice is computed once: in softmax(a @ b^T) one kernel runs the dot products
+     * (over k = 4: kernels named r_3_3_4...), the others read its result */
+    {
+      tkc_tensor *sm = tkc_softmax(tkc_matmul(a, tkc_permute(b, (const int[]){1, 0})), -1);
+      char *src = tkc_kernels_source(sm, "C");
+      int dots = 0;
+      for (const char *p = src; p && (p = strstr(p, "void r_3_3_4")); p++) dots++;
+      TR_EXPECT(src && dots == 1, "%s: softmax(matmul): %d kernels run the dot products, want 1", dev, dots);
+      tkc_free(src);
+      float got[9];
+      TR_EXPECT(tkc_copy_out(sm, got, sizeof got) == TKC_OK, "%s: softmax(matmul)", dev);
+      for (int i = 0; i < 3; i++) {
+        double row[3], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < 3; j++) {
+          row[j] = 0;
+          for (int k = 0; k < 4; k++) row[j] += ha.v[i * 4 + k].f * hb.v[j * 4 + k].f;
+          mx = row[j] > mx ? row[j] : mx;
+        }
+        for (int j = 0; j < 3; j++) sum += row[j] = exp(row[j] - mx);
+        for (int j = 0; j < 3; j++) TR_EXPECT(fabs(got[i * 3 + j] - row[j] / sum) < 1e-5, "%s: softmax(matmul)[%d][%d] = %g, want %g", dev, i, j, got[i * 3 + j], row[j] / sum);
+      }
+    }
     /* a shared subexpression is computed once: y = a*b; z = y + y is one kernel */
     tkc_tensor *y = tkc_mul(a, b), *z = tkc_add(y, y);
     TR_EXPECT(tkc_kernel_count(z) == 1, "%s: y=a*b, z=y+y needs %d kernels, want 1", dev, tkc_kernel_count(z));

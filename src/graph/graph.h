@@ -98,6 +98,7 @@ typedef struct tkc_schedule {
   tkc_graph *g;
   tkc_sched_item *items;
   size_t n, cap;
+  struct tkc_users *users; /* how many nodes read each node of the graph (schedule.c) */
 } tkc_schedule;
 
 /* The kernels that realize t, in order. Nodes that will be realized are recorded in the items;

@@ -12,7 +12,9 @@
  *   - a reduce seen through a movement op, inside another reduce, or of another shape;
  *   - a pad over ops that do not keep 0 at 0 (exp2, log2, recip, idiv, pow), like tinygrad's can_pad;
  *   - transcendentals broadcast into a reduce (x*sigmoid(x) feeding a matmul): computed once into a
- *     buffer instead of once per use.
+ *     buffer instead of once per use;
+ *   - a reduce read by several nodes (seen through movement ops: the matmul in softmax(a @ b)):
+ *     its own kernel, which every reader loads, instead of its loop fused into each.
  * The AST is tinygrad's: SINK(STORE(DEFINE_GLOBAL 0, VIEW(st), value)), LOAD(DEFINE_GLOBAL i,
  * VIEW(st)), CONST(VIEW(st)) where a view masks it, REDUCE_AXIS(src) arg (op, axes), and
  * VIEW(st) alone for an iota leaf. The SINK's arg is (output shape, full shape). */
@@ -58,6 +60,112 @@ static int is_planned(const tkc_schedule *s, const tkc_lazy *n) {
 }
 
 static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n);
+
+/* ---------------------------------------------------------------- users: who reads a node */
+
+typedef struct tkc_users {
+  size_t cap, used;
+  const tkc_lazy **key;
+  int *count;   /* readers, seen through movement ops (a reshape of x read twice: x has 2) */
+  char *seen;   /* visited by the walk */
+} tkc_users;
+
+static size_t users_slot(const tkc_users *u, const tkc_lazy *n) {
+  size_t i = ((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull & (u->cap - 1);
+  while (u->key[i] && u->key[i] != n) i = (i + 1) & (u->cap - 1);
+  return i;
+}
+
+static int users_of(const tkc_schedule *s, const tkc_lazy *n) {
+  if (!s->users) return 1;
+  size_t i = users_slot(s->users, n);
+  return s->users->key[i] ? s->users->count[i] : 0;
+}
+
+static void users_free(tkc_users *u) {
+  if (!u) return;
+  free(u->key);
+  free(u->count);
+  free(u->seen);
+  free(u);
+}
+
+static int users_alloc(tkc_users *u, size_t cap) {
+  u->cap = cap;
+  u->key = calloc(cap, sizeof *u->key);
+  u->count = calloc(cap, sizeof *u->count);
+  u->seen = calloc(cap, 1);
+  return u->key && u->count && u->seen ? 0 : -1;
+}
+
+/* the slot of n, inserted when new; (size_t)-1 when out of memory */
+static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
+  size_t k = users_slot(u, n);
+  if (u->key[k]) return k;
+  if (2 * (u->used + 1) > u->cap) {
+    tkc_users big = {0};
+    if (users_alloc(&big, u->cap * 2)) {
+      free(big.key), free(big.count), free(big.seen);
+      return (size_t)-1;
+    }
+    for (size_t j = 0; j < u->cap; j++)
+      if (u->key[j]) {
+        size_t m = users_slot(&big, u->key[j]);
+        big.key[m] = u->key[j], big.count[m] = u->count[j], big.seen[m] = u->seen[j];
+      }
+    big.used = u->used;
+    free(u->key), free(u->count), free(u->seen);
+    *u = big;
+    k = users_slot(u, n);
+  }
+  u->key[k] = n;
+  u->used++;
+  return k;
+}
+
+/* Counts the readers of every node below t (down to buffers). On failure (memory) the counts are
+ * simply absent: every reduce then fuses as before. */
+static tkc_users *count_users(tkc_lazy *t) {
+  size_t sp = 0, scap = 64;
+  tkc_users *u = calloc(1, sizeof *u);
+  tkc_lazy **stack = malloc(scap * sizeof *stack);
+  if (!u || !stack || users_alloc(u, 1024)) goto fail;
+  size_t k = users_entry(u, t);
+  u->seen[k] = 1;
+  stack[sp++] = t;
+  while (sp) {
+    tkc_lazy *n = stack[--sp];
+    if (n->kind == TKC_LZ_BUFFER) continue;
+    for (int i = 0; i < n->nsrc; i++) {
+      tkc_lazy *c = n->src[i], *base = c;
+      if (n->kind != TKC_LZ_MOVE) { /* a reader: of what c is a view of */
+        while (base->kind == TKC_LZ_MOVE) base = base->src[0];
+        if ((k = users_entry(u, base)) == (size_t)-1) goto fail;
+        u->count[k]++;
+      }
+      if ((k = users_entry(u, c)) == (size_t)-1) goto fail;
+      if (u->seen[k]) continue;
+      u->seen[k] = 1;
+      if (sp == scap) {
+        tkc_lazy **ns = realloc(stack, 2 * scap * sizeof *ns);
+        if (!ns) goto fail;
+        stack = ns;
+        scap *= 2;
+      }
+      stack[sp++] = c;
+    }
+  }
+  free(stack);
+  return u;
+fail:
+  free(stack);
+  users_free(u);
+  return NULL;
+}
+
+/* a reduce read by several nodes is computed once, by a kernel of its own (tinygrad's
+ * group_realizes): fusing it into each reader would run its loop once per reader */
+static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) { return n->kind == TKC_LZ_REDUCE && users_of(s, n) > 1; }
 
 /* ---------------------------------------------------------------- memo */
 
@@ -242,6 +350,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   }
   case TKC_LZ_REDUCE: {
     tkc_lazy *x = n->src[0];
+    if (n != k->root && shared_reduce(k->s, n)) return cut(k, n, mv, out);
     /* reshapes that lead back to this reduce's shape cancel out (the kernel may live in its space) */
     int cancel = mv->n > 0;
     for (int i = 0; i < mv->n; i++) cancel &= mv->m[i]->op == TKC_OP_RESHAPE;
@@ -296,7 +405,7 @@ static void shape_arg(tkc_arg *storage, int ndim, const int64_t *shape, tkc_arg 
  * reduce whose result is reshaped (keepdim=0) still fuses with what follows it. */
 static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, int depth) {
   if (depth > 64 || n->kind == TKC_LZ_BUFFER || is_planned(s, n)) return NULL;
-  if (n->kind == TKC_LZ_REDUCE) return n;
+  if (n->kind == TKC_LZ_REDUCE) return depth && shared_reduce(s, n) ? NULL : n;
   if (n->kind == TKC_LZ_MOVE && n->op != TKC_OP_RESHAPE) return NULL;
   if (n->kind == TKC_LZ_CONTIGUOUS && depth > 0) return NULL;
   for (int i = 0; i < n->nsrc; i++) {
@@ -366,7 +475,11 @@ tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) {
   if (t->kind == TKC_LZ_BUFFER) return TKC_OK;
   s->g = tkc_graph_new();
   if (!s->g) return tkc_last_status();
-  return schedule_node(s, t);
+  s->users = count_users(t);
+  tkc_status st = schedule_node(s, t);
+  users_free(s->users);
+  s->users = NULL;
+  return st;
 }
 
 void tkc_schedule_free(tkc_schedule *s) {
