@@ -13,7 +13,7 @@
  *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
  *     when 256 does not divide it, so any size runs across a workgroup;
  *   a float16/bfloat16 matmul whose sizes fit: TC (tensor cores, PTX sm_80+);
- *   matmul-like: a 4 x 4 register tile (UPCAST two broadcast output axes by 4);
+ *   matmul-like: an 8 x 4 register tile (UPCAST two broadcast output axes by 8 and 4);
  *   elementwise, where the renderer has vector accesses: UPCAST the contiguous output axis by 4.
  * The first upcast axis becomes vector loads/stores where the renderer has them (PTX ld.v4) and the
  * index is provably aligned. */
@@ -138,13 +138,16 @@ static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_rendere
     if (r->supports_float4 && c >= 0 && ks->ax[c].size % 4 == 0 && ks->ax[c].size >= 8 && some_load(S, ks->ax[c].dim, 1)) try_opt(ks, TKC_OPT_UPCAST, c, 4, r);
     return;
   }
-  /* a register tile over two output axes that some load broadcasts (matmul, conv) */
-  int tiled = 0;
-  for (int a = first_reduce - 1; a >= 0 && tiled < 2 && first_reduce < ks->naxes; a--) {
-    if (ks->ax[a].size % 4 || ks->ax[a].size < 8 || !some_load(S, ks->ax[a].dim, 0)) continue;
-    int d = ks->ax[a].dim;
-    try_opt(ks, TKC_OPT_UPCAST, a, 4, r);
-    tiled += axis_of(ks, d) >= 0;
+  /* a register tile over two output axes that some load broadcasts (matmul, conv): with vector
+   * accesses the inner (contiguous) axis is upcast first, so its lanes become the vectors; without,
+   * the outer one first (lane order is then free) */
+  int pick[2], npick = 0;
+  for (int a = first_reduce - 1; a >= 0 && npick < 2 && first_reduce < ks->naxes; a--)
+    if (ks->ax[a].size % 4 == 0 && ks->ax[a].size >= 8 && some_load(S, ks->ax[a].dim, 0)) pick[npick++] = a;
+  for (int i = 0; i < npick; i++) { /* sizes >= 8: no axis disappears, the indices stay valid */
+    int a = pick[r->supports_float4 ? i : npick - 1 - i];
+    bool outer = a != pick[0]; /* 8 rows where they divide: 32 accumulators, 12 loads per 32 FMAs */
+    try_opt(ks, TKC_OPT_UPCAST, a, outer && ks->ax[a].size % 8 == 0 && ks->ax[a].size >= 16 ? 8 : 4, r);
   }
 }
 
