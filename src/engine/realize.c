@@ -5,7 +5,8 @@
  *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
  *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)
  *   late rules    a*b+c -> MULACC                                                     (codegen/devectorizer.c)
- * then tkc_program_new linearizes, renders and compiles   [4: source, 5: uops]; the launch [1]. */
+ * then tkc_program_new linearizes, renders and compiles   [4: source, 5: uops]; the launch [1].
+ * TKC_DEBUG >= 6 also prints the AST going in and the lowered kernel coming out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,12 @@ static void base_name(const tkc_uop *ast, char *buf, size_t n) {
   for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
 }
 
+static void dump(const char *stage, const char *name, const tkc_uop *u) {
+  char *text = tkc_uop_str(u);
+  fprintf(stderr, "tkc: %s: %s\n%s", name, stage, text ? text : "(out of memory)\n");
+  free(text);
+}
+
 /* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name. */
 static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, char *name, size_t nname) {
   tkc_kshape ks;
@@ -54,8 +61,10 @@ static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, 
     tkc_kshape_opts_str(&ks, o, sizeof o);
     fprintf(stderr, "tkc: %s opts %s\n", name, o);
   }
+  if (tkc_debug_level() >= 6) dump("AST (after the transcendental rules)", name, ast);
   tkc_uop *k = tkc_lower_opts(g, ast, &ks, r);
   if (k) k = tkc_graph_rewrite(g, k, tkc_late_rules(), NULL);
+  if (k && tkc_debug_level() >= 6) dump("lowered kernel (after the late rules)", name, k);
   return k;
 }
 
