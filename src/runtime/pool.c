@@ -53,6 +53,16 @@ void *tkc_pool_take(tkc_device *d, size_t nbytes) {
   return p;
 }
 
+/* gives a list of entries (linked by newer, out of the pool) back to the device, outside the lock */
+static void free_entries(tkc_device *d, pool_entry *e) {
+  while (e) {
+    pool_entry *next = e->newer;
+    d->impl->free(e->ptr);
+    free(e);
+    e = next;
+  }
+}
+
 bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes) {
   call_once(&once, init);
   if (nbytes > bound_bytes) return false;
@@ -72,12 +82,7 @@ bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes) {
   d->pool_newest = e;
   d->pool_bytes += nbytes;
   mtx_unlock(&lock);
-  while (evicted) {
-    pool_entry *next = evicted->newer;
-    d->impl->free(evicted->ptr);
-    free(evicted);
-    evicted = next;
-  }
+  free_entries(d, evicted);
   return true;
 }
 
@@ -89,12 +94,7 @@ void tkc_device_release_pool(tkc_device *d) {
   d->pool_oldest = d->pool_newest = NULL;
   d->pool_bytes = 0;
   mtx_unlock(&lock);
-  while (e) {
-    pool_entry *next = e->newer;
-    d->impl->free(e->ptr);
-    free(e);
-    e = next;
-  }
+  free_entries(d, e);
 }
 
 tkc_status tkc_device_pool_stats(const tkc_device *d, tkc_pool_stats *out) {
