@@ -9,7 +9,7 @@
  *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
  *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
  * GPU renderers (tinygrad's GPU branch):
- *   a long reduce (few outputs, or a reduce of 16K or more per output): GROUP its last reduce axis
+ *   a long reduce (4K or more per output, and few outputs or 16K or more): GROUP its last reduce axis
  *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
  *     when 256 does not divide it, so any size runs across a workgroup;
  *   a float16/bfloat16 matmul whose sizes fit: TC (tensor cores, PTX sm_80+);
@@ -126,7 +126,7 @@ static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_rendere
   int first_reduce = tkc_kshape_first_reduce(ks), last = ks->naxes - 1;
   int64_t outputs = 1, reduce = 1;
   for (int a = 0; a < ks->naxes; a++) *(a < first_reduce ? &outputs : &reduce) *= ks->ax[a].size;
-  if (first_reduce < ks->naxes && r->has_shared && (outputs <= GPU_GROUP_OUTPUTS || reduce >= GPU_LONG_REDUCE) && reduce >= GPU_GROUP &&
+  if (first_reduce < ks->naxes && r->has_shared && (outputs <= GPU_GROUP_OUTPUTS || reduce >= GPU_LONG_REDUCE) && reduce >= 16 * GPU_GROUP &&
       ks->ax[last].size >= GPU_GROUP && all_reduce(ast, ks->ax[last].dim)) {
     int d = ks->ax[last].dim, ra = last - first_reduce;
     if (ks->ax[last].size % GPU_GROUP) try_opt(ks, TKC_OPT_PADTO, last, GPU_GROUP, r);
