@@ -80,7 +80,9 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
   char *ast_str = tkc_uop_str(ast);
   if (!ast_str) return NULL;
   tkc_sbuf b = {0};
-  tkc_sbuf_printf(&b, "%s\n", tkc_device_name(d));
+  const tkc_renderer *r = tkc_device_renderer(d);
+  const char *arch = getenv("TKC_CUDA_ARCH"); /* the PTX target (and so TC) may change in a process */
+  tkc_sbuf_printf(&b, "%s tc=%d arch=%s\n", tkc_device_name(d), r && r->tensor_cores ? r->tensor_cores() : 0, arch ? arch : "");
   if (given)
     for (int i = 0; i < given->n; i++) tkc_sbuf_printf(&b, "%d,%d,%d;", (int)given->opts[i].op, given->opts[i].axis, given->opts[i].amount);
   else {
@@ -112,8 +114,9 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
       out->ctx->kernels_built += p != NULL;
       out->ctx->build_s += now_s() - t0;
     }
+    bool had_key = key != NULL;
     free(key);
-    if (!p) st = key ? tkc_last_status() : tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
+    if (!p) st = had_key ? tkc_last_status() : tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
     tkc_buffer *bufs[33];
     bufs[0] = rb->buf;
     for (int i = 0; !st && i < it->ninputs; i++)
