@@ -509,6 +509,26 @@ static void test_tensor_api_workgroup_sum(void **state) {
   tkc_ctx_free(ctx);
 }
 
+/* elementwise float32 from the tensor API computes on vec4<f32> values with WGSL vector operators;
+ * packed element types (int8) keep per-lane accesses */
+static void test_tensor_api_vectors(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  tkc_tensor *a = tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){64, 64}, 1), *b = tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){64, 64}, 2);
+  char *src = tkc_kernels_source(tkc_add(a, b), "WGSL");
+  assert_non_null(src);
+  want(src, "let val0: vec4<f32> = vec4<f32>(data1[alu0], data1[alu0 + 1], data1[alu0 + 2], data1[alu0 + 3]);");
+  want(src, "(val0 + val1)");
+  tkc_free(src);
+  tkc_tensor *c = tkc_full(ctx, TKC_INT8, 2, (int64_t[]){64, 64}, 3);
+  src = tkc_kernels_source(tkc_add(tkc_contiguous(c), tkc_contiguous(c)), "WGSL");
+  assert_non_null(src);
+  want(src, "atomicOr(&data0[");                 /* each packed lane stored on its own */
+  tkc_free(src);
+  tkc_ctx_free(ctx);
+}
+
 /* ---------------------------------------------------------------- edge values against INTERP */
 
 /* runs sink on INTERP and WEBGPU with the same inputs; the outputs (buffers 0..nout-1) must match */
@@ -767,7 +787,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_render_bad_input),      cmocka_unit_test(test_grid_every_dtype),
       cmocka_unit_test(test_grid_2d_transpose),     cmocka_unit_test(test_workgroup_sum),
       cmocka_unit_test(test_grid_variables),        cmocka_unit_test(test_threads),
-      cmocka_unit_test(test_long_loops),            cmocka_unit_test(test_tensor_api_workgroup_sum),
+      cmocka_unit_test(test_long_loops),            cmocka_unit_test(test_tensor_api_workgroup_sum), cmocka_unit_test(test_tensor_api_vectors),
       cmocka_unit_test(test_edge_integers),
       cmocka_unit_test(test_edge_floats),           cmocka_unit_test(test_edge_half_types),
       cmocka_unit_test(test_compile_errors),        cmocka_unit_test(test_launch_errors),

@@ -31,6 +31,8 @@ struct tkc_renderer {
   bool has_local;          /* launch has local (workgroup) indices */
   bool has_shared;         /* DEFINE_LOCAL (shared memory) is available */
   bool supports_float4;    /* vector loads/stores */
+  int max_vector;          /* widest vector value (0: no limit) */
+  uint32_t scalar_access_dtypes; /* bitmask over tkc_dtype: buffers of these are read/written lane by lane */
   int global_max[3];       /* 0 = no global indices: ranges become loops */
   int local_max[3];
   size_t shared_max;

@@ -13,7 +13,7 @@ TKC_HIDDEN const tkc_matcher *tkc_render_prep(void);
 
 /* Packs W lanes into vector UOps in g; accumulators it makes are numbered from *naccs on. */
 typedef struct tkc_packer tkc_packer;
-TKC_HIDDEN tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned);
+TKC_HIDDEN tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, uint32_t scalar_access);
 TKC_HIDDEN void tkc_packer_free(tkc_packer *p);
 /* W scalar values -> one vector value, or NULL when they cannot share one (an accumulator of its own). */
 TKC_HIDDEN tkc_uop *tkc_pack_values(tkc_packer *p, tkc_uop *const *lanes);

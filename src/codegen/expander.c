@@ -26,15 +26,16 @@ struct tkc_packer {
   int w;
   int *naccs; /* accumulator numbering shared with the lowerer */
   bool aligned; /* vector accesses must start at a multiple of w elements (GPUs: ld.v4 needs it) */
+  uint32_t scalar_access; /* element dtypes accessed lane by lane (the renderer's scalar_access_dtypes) */
   memo_entry *memo;
   size_t cap, used;
 };
 
-tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned) {
+tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, uint32_t scalar_access) {
   if (width < 2 || width > TKC_MAX_VEC) return tkc_err_null(TKC_EINTERNAL, "expander: vector width %d", width);
   tkc_packer *p = calloc(1, sizeof *p);
   if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
-  *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .aligned = aligned, .cap = 1u << MEMO_BITS};
+  *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .aligned = aligned, .scalar_access = scalar_access, .cap = 1u << MEMO_BITS};
   if (!(p->memo = calloc(p->cap, sizeof *p->memo))) {
     free(p);
     return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
@@ -193,7 +194,7 @@ static bool lanes_contiguous(tkc_packer *p, tkc_uop *const *idx) {
 static tkc_uop *contiguous_index(tkc_packer *p, tkc_uop *const *idx) {
   tkc_uop *buf = idx[0]->src[0], *mask = idx[0]->nsrc > 2 ? idx[0]->src[2] : NULL, *lane_idx[TKC_MAX_VEC];
   tkc_dt base = tkc_dt_base(buf->dtype);
-  if (base.count != 1 || tkc_dt_is_bool(base)) return NULL;
+  if (base.count != 1 || tkc_dt_is_bool(base) || (p->scalar_access >> base.scalar & 1u)) return NULL;
   for (int k = 0; k < p->w; k++) {
     const tkc_uop *x = idx[k];
     if (x->op != TKC_OP_INDEX || x->src[0] != buf || (x->nsrc > 2 ? x->src[2] : NULL) != mask) return NULL;

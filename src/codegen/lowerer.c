@@ -30,6 +30,8 @@ typedef struct lower {
   int naccs;
   bool vectors;          /* pack lanes into vector UOps */
   bool aligned;          /* vector accesses must be aligned (GPUs) */
+  int max_vector;        /* the renderer's widest vector (0: no limit) */
+  uint32_t scalar_access; /* dtypes the renderer accesses lane by lane */
   tkc_packer *packers[5]; /* by log2 of the width */
 } lower;
 
@@ -107,7 +109,8 @@ static tkc_packer *packer_for(lower *L, const int *axes, int n) {
   int64_t w = L->ks->ax[axes[0]].size;
   int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
   if (!k) return NULL;
-  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned);
+  if (L->max_vector && w > L->max_vector) return NULL;
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, L->scalar_access);
   return L->packers[k];
 }
 
@@ -358,6 +361,8 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
   int gpu = r && r->global_max[0] > 0;
   L.vectors = r && r->supports_float4;
   L.aligned = gpu;
+  L.max_vector = r ? r->max_vector : 0;
+  L.scalar_access = r ? r->scalar_access_dtypes : 0;
   if (gpu) launch_indices(&L, r);
   for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++) {
     tkc_axis_kind k = ks->ax[a].kind;

@@ -42,7 +42,7 @@
  *    run time is up to the implementation.
  *  - vectors (2 to 4 lanes) are WGSL vecN<T>; loads and stores are done lane by lane, vector ALU ops
  *    and casts lane by lane. Wider vectors and vector access to packed buffers are TKC_EUNSUPPORTED
- *    (supports_float4 is false, so the optimizer does not make them).
+ *    (max_vector = 4 and scalar_access_dtypes keep the optimizer from making them).
  *  - gated loads read nothing when the gate is false (var + if), so no out-of-bounds access happens.
  * Single-use ALU/CAST/BITCAST/VECTORIZE values are inlined into their user; loads, accumulators and
  * shared values get names (val0, alu0, cast0, acc0, ridx0). */
@@ -581,10 +581,31 @@ static char *vec_literal(rctx *c, const tkc_uop *u, tkc_dt dt, char **l, int n) 
   return s ? s : fail_oom(c);
 }
 
+/* float32 vector arithmetic as WGSL vector ops (the same result as lane by lane); NULL when u is
+ * not such an op (it is then rendered lane by lane) */
+static char *native_vector_op(rctx *c, const tkc_uop *u) {
+  int s = u->dtype.scalar, op = u->op;
+  if (u->dtype.count < 2 || u->dtype.count > 4 || s != TKC_FLOAT32) return NULL;
+  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return NULL;
+  const char *a[3] = {NULL, NULL, NULL};
+  for (int k = 0; k < u->nsrc && k < 3; k++)
+    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype) || !(a[k] = R(c, u, u->src[k]))) return NULL;
+  switch (op) {
+  case TKC_OP_ADD: return xfmt(c, "(%s + %s)", a[0], a[1]);
+  case TKC_OP_SUB: return xfmt(c, "(%s - %s)", a[0], a[1]);
+  case TKC_OP_MUL: return xfmt(c, "(%s * %s)", a[0], a[1]);
+  case TKC_OP_FDIV: return xfmt(c, "(%s / %s)", a[0], a[1]);
+  case TKC_OP_NEG: return xfmt(c, "(-%s)", a[0]);
+  default: return u->nsrc == 3 ? xfmt(c, "fma(%s, %s, %s)", a[0], a[1], a[2]) : NULL;
+  }
+}
+
 /* a value-producing ALU/CAST/BITCAST u, lane by lane when it is a vector */
 static char *render_value_op(rctx *c, const tkc_uop *u) {
   int cnt = u->dtype.count, lanes = cnt > 1 ? cnt : 1;
   if (cnt > 4) return fail_unsupported(c, u, "WGSL vectors have 2 to 4 lanes");
+  char *v = native_vector_op(c, u);
+  if (v || c->failed) return v;
   if (u->nsrc < 1 || u->nsrc > 3) return fail_unsupported(c, u, "wrong number of sources");
   char *l[4] = {NULL, NULL, NULL, NULL};
   bool ok = true;
@@ -1117,7 +1138,9 @@ const tkc_renderer tkc_renderer_wgsl = {
     .device = "WEBGPU",
     .has_local = true,
     .has_shared = true,
-    .supports_float4 = false,
+    .supports_float4 = true, /* vector values; the accesses themselves are lane by lane */
+    .max_vector = 4,
+    .scalar_access_dtypes = 1u << TKC_BOOL | 1u << TKC_INT8 | 1u << TKC_UINT8 | 1u << TKC_INT16 | 1u << TKC_UINT16 | 1u << TKC_BFLOAT16,
     .global_max = {65535, 65535, 65535},
     .local_max = {256, 256, 64},
     .shared_max = 16384,
