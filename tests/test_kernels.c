@@ -667,6 +667,15 @@ static void test_bad_inputs(void **state) {
   assert_null(tkc_buffer_new(NULL, TKC_FLOAT32, 4));
   assert_null(tkc_buffer_new(d, TKC_VOID, 4));
   assert_int_equal(tkc_last_status(), TKC_EDTYPE);
+  assert_null(tkc_buffer_new(d, TKC_FLOAT32, SIZE_MAX / 2)); /* bytes overflow size_t */
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_null(tkc_buffer_new_uninit(NULL, TKC_FLOAT32, 4));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_null(tkc_buffer_new_uninit(d, TKC_VOID, 4));
+  assert_int_equal(tkc_last_status(), TKC_EDTYPE);
+  assert_null(tkc_buffer_new_uninit(d, TKC_FLOAT32, SIZE_MAX / 2));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "tkc_buffer_new_uninit"));
   tkc_buffer *zero = tkc_buffer_new(d, TKC_FLOAT32, 0); /* zero-size buffers are valid */
   assert_non_null(zero);
   assert_int_equal(tkc_buffer_nbytes(zero), 0);

@@ -44,13 +44,6 @@ typedef struct strides {
   int64_t s[MAX_LOADS][TKC_MAX_DIMS];
 } strides;
 
-static int64_t offset_at(tkc_graph *g, const tkc_st *st, int ndim, int dim) {
-  tkc_uop *idx[TKC_MAX_DIMS], *off, *valid;
-  for (int d = 0; d < ndim; d++) idx[d] = tkc_uop_const_int(g, tkc_dt_of(TKC_INT32), d == dim);
-  if (tkc_st_expr(st, g, idx, &off, &valid) || !(off = tkc_simplify(g, off)) || off->op != TKC_OP_CONST) return INT64_MIN;
-  return tkc_uop_const_i(off);
-}
-
 static void load_strides(const tkc_uop *ast, int ndim, strides *S) {
   size_t n;
   tkc_uop **order = tkc_toposort(ast, &n);
@@ -60,10 +53,9 @@ static void load_strides(const tkc_uop *ast, int ndim, strides *S) {
     const tkc_uop *u = order[i];
     tkc_st st;
     if (u->op != TKC_OP_LOAD || u->nsrc < 2 || tkc_st_from_arg(&st, &u->src[1]->arg) || tkc_st_ndim(&st) != ndim) continue;
-    int64_t base = offset_at(g, &st, ndim, -1);
     for (int d = 0; d < ndim; d++) {
-      int64_t at = offset_at(g, &st, ndim, d);
-      S->s[S->n][d] = base == INT64_MIN || at == INT64_MIN ? -1 : at - base;
+      int64_t stride = tkc_st_stride(&st, g, d);
+      S->s[S->n][d] = stride == INT64_MIN ? -1 : stride;
     }
     S->n++;
   }
@@ -165,7 +157,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   int w = item ? tkc_host_simd_bytes() / (int)item : 0;
   if (w > TKC_MAX_VEC) w = TKC_MAX_VEC;
   if (w < 2) return;
-  if (has_transcendental(ast)) return; /* libm per lane beats vectors of gathers until xexp2 & co exist */
+  if (has_transcendental(ast)) return; /* what transcendental.c left (sin, pow, float64): libm per lane */
   strides S;
   load_strides(ast, ks->ndim, &S);
   int first_reduce = tkc_kshape_first_reduce(ks), c = first_reduce ? first_reduce - 1 : -1; /* the contiguous output axis */

@@ -30,8 +30,7 @@ typedef struct lower {
   int naccs;
   bool vectors;          /* pack lanes into vector UOps */
   bool aligned;          /* vector accesses must be aligned (GPUs) */
-  int max_vector;        /* the renderer's widest vector (0: no limit) */
-  uint32_t scalar_access; /* dtypes the renderer accesses lane by lane */
+  const tkc_renderer *r; /* NULL: INTERP */
   tkc_packer *packers[5]; /* by log2 of the width */
 } lower;
 
@@ -109,8 +108,8 @@ static tkc_packer *packer_for(lower *L, const int *axes, int n) {
   int64_t w = L->ks->ax[axes[0]].size;
   int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
   if (!k) return NULL;
-  if (L->max_vector && w > L->max_vector) return NULL;
-  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, L->scalar_access);
+  if (L->r->max_vector && w > L->r->max_vector) return NULL; /* (vectors imply a renderer) */
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, L->r->scalar_access_dtypes);
   return L->packers[k];
 }
 
@@ -137,7 +136,7 @@ static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
  * that each holds the result; only the first one stores it). */
 static tkc_uop *combine_group(lower *L, tkc_op op, tkc_uop *partial, tkc_uop *ident) {
   tkc_graph *g = L->g;
-  int64_t n = L->group_threads, threads = L->tid->arg.v.t[1].v.i;
+  int64_t n = L->group_threads, threads = tkc_kshape_threads(L->ks);
   char name[16];
   snprintf(name, sizeof name, "temp%d", L->ntemps);
   tkc_uop *temp = tkc_uop_new(g, TKC_OP_DEFINE_LOCAL, tkc_dt_ptr(partial->dtype, TKC_SPACE_LOCAL, threads), 0, NULL, tkc_arg_str(name));
@@ -357,12 +356,10 @@ static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, i
 tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
   if (ks->tc) return tkc_lower_tc(g, ast, ks, r);
-  lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1};
+  lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1, .r = r};
   int gpu = r && r->global_max[0] > 0;
   L.vectors = r && r->supports_float4;
   L.aligned = gpu;
-  L.max_vector = r ? r->max_vector : 0;
-  L.scalar_access = r ? r->scalar_access_dtypes : 0;
   if (gpu) launch_indices(&L, r);
   for (int a = gpu ? tkc_kshape_first_reduce(ks) : 0; a < ks->naxes; a++) {
     tkc_axis_kind k = ks->ax[a].kind;

@@ -29,14 +29,7 @@ static const tkc_uop *load_of(const tkc_uop *u) {
 static int64_t stride_of(tkc_graph *g, const tkc_uop *load, int ndim, int d) {
   tkc_st st;
   if (tkc_st_from_arg(&st, &load->src[1]->arg) || tkc_st_ndim(&st) != ndim) return INT64_MIN;
-  int64_t at[2];
-  for (int k = 0; k < 2; k++) {
-    tkc_uop *idx[TKC_MAX_DIMS], *off, *valid;
-    for (int j = 0; j < ndim; j++) idx[j] = ci(g, j == d && k);
-    if (tkc_st_expr(&st, g, idx, &off, &valid) || !(off = tkc_simplify(g, off)) || off->op != TKC_OP_CONST) return INT64_MIN;
-    at[k] = tkc_uop_const_i(off);
-  }
-  return at[1] - at[0];
+  return tkc_st_stride(&st, g, d);
 }
 
 tkc_status tkc_tc_match(const tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, tkc_tc_info *info) {
@@ -75,11 +68,10 @@ tkc_status tkc_tc_match(const tkc_uop *ast, const tkc_kshape *ks, const tkc_rend
 }
 
 /* the value of a LOAD (A or B of the product) at the kernel indices idx */
-static tkc_uop *load_at(tkc_graph *g, const tkc_uop *load, int ndim, tkc_uop *const *idx) {
+static tkc_uop *load_at(tkc_graph *g, const tkc_uop *load, tkc_uop *const *idx) {
   tkc_st st;
   tkc_uop *index, *valid;
   if (tkc_st_from_arg(&st, &load->src[1]->arg) || tkc_st_expr(&st, g, idx, &index, &valid)) return NULL;
-  (void)ndim;
   tkc_uop *s[3] = {load->src[0], index, valid};
   tkc_uop *ix = tkc_uop_new(g, TKC_OP_INDEX, load->src[0]->dtype, valid ? 3 : 2, s, tkc_arg_none());
   return ix ? tkc_uop_new(g, TKC_OP_LOAD, load->dtype, 1, &ix, tkc_arg_none()) : NULL;
@@ -111,13 +103,13 @@ tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tk
     memcpy(idx, base, sizeof(tkc_uop *) * (size_t)nd);
     idx[tc.m] = add(g, base[tc.m], add(g, grp, ci(g, ((i >> 1) & 1) * 8)));
     idx[tc.k] = add(g, kb, add(g, mul(g, tig, 2), ci(g, (i & 1) + (i >> 2) * 8)));
-    if (!(av[i] = load_at(g, tc.a, nd, idx))) return NULL;
+    if (!(av[i] = load_at(g, tc.a, idx))) return NULL;
   }
   for (int i = 0; i < 4; i++) {
     memcpy(idx, base, sizeof(tkc_uop *) * (size_t)nd);
     idx[tc.k] = add(g, kb, add(g, mul(g, tig, 2), ci(g, (i & 1) + (i >> 1) * 8)));
     idx[tc.n] = add(g, base[tc.n], grp);
-    if (!(bv[i] = load_at(g, tc.b, nd, idx))) return NULL;
+    if (!(bv[i] = load_at(g, tc.b, idx))) return NULL;
   }
   tkc_dt din = tkc_dt_of((tkc_dtype)tc.din), f4 = tkc_dt_vec(tkc_dt_of(TKC_FLOAT32), 4);
   tkc_uop *va = tkc_uop_new(g, TKC_OP_VECTORIZE, tkc_dt_vec(din, 8), 8, av, tkc_arg_none());

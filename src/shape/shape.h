@@ -43,6 +43,9 @@ TKC_HIDDEN tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t 
 /* The element offset and validity of st at index idxs (one int32 UOp per dim of the last view);
  * *valid is NULL when always valid. */
 TKC_HIDDEN tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid);
+/* The element stride of st along dim: its offset at index 1 of dim minus its offset at 0 (0: a
+ * broadcast). INT64_MIN when either offset is not a constant. Builds scratch UOps in g. */
+TKC_HIDDEN int64_t tkc_st_stride(const tkc_st *st, tkc_graph *g, int dim);
 /* A st as a UOp arg (a tuple of views) and back. */
 TKC_HIDDEN tkc_arg tkc_st_to_arg(const tkc_st *st, tkc_arg *storage, size_t nstorage);
 TKC_HIDDEN int tkc_st_from_arg(tkc_st *st, const tkc_arg *a);

@@ -339,3 +339,16 @@ int64_t tkc_shape_numel(int ndim, const int64_t *shape) {
   for (int i = 0; i < ndim; i++) n *= shape[i];
   return n;
 }
+
+/* the element offset of st at index 1 of dim (dim -1: at the origin), or INT64_MIN */
+static int64_t offset_at(const tkc_st *st, tkc_graph *g, int dim) {
+  tkc_uop *idx[TKC_MAX_DIMS], *off, *valid;
+  for (int d = 0; d < tkc_st_ndim(st); d++) idx[d] = tkc_uop_const_int(g, tkc_dt_of(TKC_INT32), d == dim);
+  if (tkc_st_expr(st, g, idx, &off, &valid) || !(off = tkc_simplify(g, off)) || off->op != TKC_OP_CONST) return INT64_MIN;
+  return tkc_uop_const_i(off);
+}
+
+int64_t tkc_st_stride(const tkc_st *st, tkc_graph *g, int dim) {
+  int64_t base = offset_at(st, g, -1), at = base == INT64_MIN ? INT64_MIN : offset_at(st, g, dim);
+  return at == INT64_MIN ? INT64_MIN : at - base;
+}
