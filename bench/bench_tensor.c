@@ -1,11 +1,11 @@
 /* bench_tensor: the tensor API end to end on the workloads of bench/tinygrad_tensor.py (the same
  * workloads on tinygrad 0.10.2, for comparison in the same run):
- *   add_16M (x + y, 16M float32)   sum_16M   softmax_4096 (4096x4096, last axis)
+ *   add_16M (x + y, 16M float32)   sum_16M   sin_16M (sin(x * 64), 16M float32)   softmax_4096 (4096x4096, last axis)
  *   matmul_512   matmul_1024   matmul_2048   conv2d_8x16x32x32_32x16x3x3 (no padding, stride 1)
  *   transformer_128x768: x[128,768]; q,k,v = x@W (768x768); 12 heads (reshape/permute);
  *     softmax(q@k^T/8)@v; @Wo; MLP 768->3072->768 with x*sigmoid(1.702x)
- * and, in the same run, a plain C bandwidth loop (impl "c-loop", one thread per core) for add_16M and
- * sum_16M: what memory bandwidth allows.
+ * and, in the same run, a plain C loop (impl "c-loop", one thread per core) for add_16M and sum_16M
+ * (what memory bandwidth allows) and for sin_16M (libm's sinf per element, as gcc -O2 compiles it).
  * One JSON object per workload and device (every available device with a renderer: CPU, LLVM, ...):
  *   kernels           tkc_kernel_count of the graph
  *   schedule_ms       tkc_kernel_count on a fresh graph (schedules it)
@@ -73,6 +73,7 @@ typedef struct workload {
 
 static tkc_tensor *mk_add(inputs *in) { return tkc_add(in->x, in->y); }
 static tkc_tensor *mk_sum(inputs *in) { return tkc_sum(in->x, 0, NULL, 0); }
+static tkc_tensor *mk_sin(inputs *in) { return tkc_sin(tkc_mul(in->x, tkc_scalar(in->ctx, TKC_FLOAT32, 64.0))); }
 static tkc_tensor *mk_softmax(inputs *in) { return tkc_softmax(in->m, -1); }
 static tkc_tensor *mk_mm512(inputs *in) { return tkc_matmul(in->a[0], in->b[0]); }
 static tkc_tensor *mk_mm1024(inputs *in) { return tkc_matmul(in->a[1], in->b[1]); }
@@ -106,6 +107,11 @@ static int ck_sum(inputs *in, const float *o) {
   double s = 0;
   for (size_t i = 0; i < N16M; i++) s += in->hx[i];
   return near(o[0], s, 1e-4);
+}
+static int ck_sin(inputs *in, const float *o) {
+  for (size_t i = 0; i < N16M; i += 65537)
+    if (!near(o[i], sin((double)(in->hx[i] * 64.0f)), 1e-6)) return 0;
+  return 1;
 }
 static int ck_softmax(inputs *in, const float *o) {
   (void)in;
@@ -191,6 +197,7 @@ static int ck_conv(inputs *in, const float *o) {
 static const workload WORK[] = {
     {"add_16M", mk_add, ck_add, 0, 12.0 * N16M, N16M},
     {"sum_16M", mk_sum, ck_sum, 0, 4.0 * N16M, 1},
+    {"sin_16M", mk_sin, ck_sin, 0, 8.0 * N16M, N16M},
     {"softmax_4096", mk_softmax, ck_softmax, 0, 8.0 * 4096 * 4096, 4096 * 4096},
     {"matmul_512", mk_mm512, ck_mm512, 2.0 * 512 * 512 * 512, 0, 512 * 512},
     {"matmul_1024", mk_mm1024, ck_mm1024, 2.0 * 1024 * 1024 * 1024, 0, 1024 * 1024},
@@ -320,6 +327,12 @@ static void *bw_add(void *arg) {
   return NULL;
 }
 
+static void *bw_sin(void *arg) {
+  bw_part *p = arg;
+  for (size_t i = p->lo; i < p->hi; i++) p->out[i] = sinf(p->x[i] * 64.0f);
+  return NULL;
+}
+
 static void *bw_sum(void *arg) { /* eight partial sums: the adds are not one dependency chain */
   bw_part *p = arg;
   float s[8] = {0};
@@ -359,7 +372,7 @@ static void bench_c_loop(int argc, char **argv, int reps) {
   float *x = host_rand(N16M, 1), *y = host_rand(N16M, 2), *out = malloc((size_t)N16M * sizeof *out);
   if (x && y && out) {
     memset(out, 0, (size_t)N16M * sizeof *out); /* touched once, as a reused buffer would be */
-    const workload *add = &WORK[0], *sum = &WORK[1];
+    const workload *add = &WORK[0], *sum = &WORK[1], *sn = &WORK[2];
     if (wanted(add, argc, argv)) {
       double t = bw_time(bw_add, x, y, out, reps);
       printf("{\"impl\": \"c-loop\", \"workload\": \"%s\", \"kernel_ms\": %.3f, \"gbps\": %.1f}\n", add->name, t, add->bytes / (t * 1e-3) / 1e9);
@@ -367,6 +380,10 @@ static void bench_c_loop(int argc, char **argv, int reps) {
     if (wanted(sum, argc, argv)) {
       double t = bw_time(bw_sum, x, y, out, reps);
       printf("{\"impl\": \"c-loop\", \"workload\": \"%s\", \"kernel_ms\": %.3f, \"gbps\": %.1f}\n", sum->name, t, sum->bytes / (t * 1e-3) / 1e9);
+    }
+    if (wanted(sn, argc, argv)) {
+      double t = bw_time(bw_sin, x, y, out, reps);
+      printf("{\"impl\": \"c-loop\", \"workload\": \"%s\", \"kernel_ms\": %.3f, \"gbps\": %.1f}\n", sn->name, t, sn->bytes / (t * 1e-3) / 1e9);
     }
     fflush(stdout);
   }

@@ -14,18 +14,29 @@
 #define NSWEEP 4096
 #define NVALS (NSWEEP + 32)
 
+enum domain { DOM_EXP, DOM_LOG, DOM_SIN };
+
 /* the inputs: a sweep over the interesting range plus the special values */
-static int inputs(bool log_domain, float *v) {
+static int inputs(enum domain dom, float *v) {
   int n = 0;
   for (int i = 0; i < NSWEEP; i++) {
     double t = (double)i / (NSWEEP - 1);
-    v[n++] = log_domain ? (float)exp2(-149.0 + t * (127.99 + 149.0)) /* denormals up to 2^128 */
-                        : (float)(-155.0 + t * 285.0);                   /* past both ends of exp2 */
+    if (dom == DOM_LOG) v[n++] = (float)exp2(-149.0 + t * (127.99 + 149.0)); /* denormals up to 2^128 */
+    else if (dom == DOM_EXP) v[n++] = (float)(-155.0 + t * 285.0);            /* past both ends of exp2 */
+    else if (i < NSWEEP / 2) v[n++] = (float)(-40.0 + t * 160.0);             /* a few periods, densely */
+    else v[n++] = (float)((i & 1 ? -1 : 1) * exp2(-140.0 + (t - 0.5) * 2 * 267.9)); /* every magnitude */
   }
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 0.5f, 2.0f, 127.99f, 128.0f, 128.5f, -126.0f, -127.5f,
                             -149.0f, -149.5f, -150.0f, -151.0f, 1e-45f, 1e-40f, 1.17549435e-38f, 3.4028235e38f, -3.4028235e38f,
                             0.75f, 1.5f, 0.999999f, 1.000001f, 1e-4f, 9.99e-5f, -1e-30f, 88.7f, -87.3f};
-  for (size_t k = 0; k < sizeof specials / sizeof *specials && n < NVALS; k++) v[n++] = specials[k];
+  /* sin: next to multiples of pi/2 (the reduction's hard cases) and at both sides of its 2^22 switch */
+  const float sin_specials[] = {3.14159274f, -3.14159274f, 1.57079637f, 6.28318548f, 355.0f, 103993.0f, 4194303.5f, 4194304.0f, -4194305.0f,
+                                16777216.0f, 1.0e10f, 1.0e20f, 1.0e30f, 1.6263e25f, 0x1p64f, 0x1p100f, 0x1p127f, 3.4028235e38f,
+                                -3.4028235e38f, 0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1e-45f, -1e-40f, 1.17549435e-38f, 1e-20f,
+                                -1e-5f, 0.785398185f, 2.35619450f, 1.0e5f};
+  const float *sp = dom == DOM_SIN ? sin_specials : specials;
+  size_t nsp = dom == DOM_SIN ? sizeof sin_specials / sizeof *sin_specials : sizeof specials / sizeof *specials;
+  for (size_t k = 0; k < nsp && n < NVALS; k++) v[n++] = sp[k];
   return n;
 }
 
@@ -44,15 +55,17 @@ typedef struct fn {
   const char *name;
   tkc_tensor *(*op)(tkc_tensor *);
   double (*ref)(double);
-  bool log_domain;
+  enum domain dom;
 } fn;
 
 static double ref_exp2(double x) { return exp2(x); }
 static double ref_log2(double x) { return log2(x); }
+static double ref_sin(double x) { return sin(x); } /* glibc's sin is correctly rounded in double */
 
 static const fn FNS[] = {
-    {"exp2", tkc_exp2, ref_exp2, false},
-    {"log2", tkc_log2, ref_log2, true},
+    {"exp2", tkc_exp2, ref_exp2, DOM_EXP},
+    {"log2", tkc_log2, ref_log2, DOM_LOG},
+    {"sin", tkc_sin, ref_sin, DOM_SIN},
 };
 
 static bool is_gpu(const char *dev) {
@@ -81,7 +94,7 @@ static void test_exp2_log2_accuracy(void **state) {
   static float v[NVALS];
   for (size_t k = 0; k < sizeof FNS / sizeof *FNS; k++) {
     const fn *f = &FNS[k];
-    int n = inputs(f->log_domain, v);
+    int n = inputs(f->dom, v);
     n -= n % 32; /* a multiple of every vector width */
     tkc_ctx *ref_ctx = tkc_ctx_new("INTERP");
     float *interp = run(ref_ctx, f, v, n, 32);
@@ -100,8 +113,14 @@ static void test_exp2_log2_accuracy(void **state) {
           if (gpu) { /* hardware: relative 1e-5; denormal inputs and results may flush (lavapipe does) */
             if (subnormal) continue;
             float w32 = (float)want;
-            double tol = f->log_domain && v[i] >= 0.5f && v[i] <= 2.0f ? 0x1p-21 : 1e-5 * fabs(want); /* WGSL's log2 bound near 1 */
-            if (!isinf(w32) && !isnan(w32) && !isinf(got[i]) && !isnan(got[i])) e = fabs((double)got[i] - want) <= tol ? 0 : 10;
+            bool special = isinf(w32) || isnan(w32) || isinf(got[i]) || isnan(got[i]);
+            if (f->dom == DOM_SIN) { /* absolute 2^-11 on [-pi, pi] (WGSL's bound); wider arguments: only nan for inf/nan */
+              if (fabsf(v[i]) > 3.14159265f && !isnan(w32)) continue;
+              if (!special) e = fabs((double)got[i] - want) <= 0x1p-11 ? 0 : 10;
+            } else {
+              double tol = f->dom == DOM_LOG && v[i] >= 0.5f && v[i] <= 2.0f ? 0x1p-21 : 1e-5 * fabs(want); /* WGSL's log2 bound near 1 */
+              if (!special) e = fabs((double)got[i] - want) <= tol ? 0 : 10;
+            }
           } else if (fabs(want) < 1.17549435e-38 && e <= 2) e = 0; /* a denormal result: within 2 of its ulps */
           if (e > worst) worst = e, at = i;
           if (!gpu && interp && memcmp(&got[i], &interp[i], 4)) differ++;

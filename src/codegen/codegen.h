@@ -23,7 +23,7 @@ TKC_HIDDEN tkc_uop *tkc_pack_stores(tkc_packer *p, tkc_uop *const *stores);
 /* ---------------------------------------------------------------- devectorizer (devectorizer.c) */
 /* tinygrad's late rewrites: a float multiply feeding an add becomes one fused MULACC (FMA). */
 TKC_HIDDEN const tkc_matcher *tkc_late_rules(void);
-/* EXP2/LOG2 of float32 (and float16/bfloat16 through float32) as ALU ops (codegen/transcendental.c),
+/* EXP2/LOG2/SIN of float32 (and float16/bfloat16 through float32) as ALU ops (codegen/transcendental.c),
  * applied to kernel ASTs for the renderers that want them (host renderers and INTERP: NULL). */
 TKC_HIDDEN const tkc_matcher *tkc_transcendental_rules(void);
 TKC_HIDDEN bool tkc_wants_transcendental_rules(const tkc_renderer *r);

@@ -157,7 +157,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   int w = item ? tkc_host_simd_bytes() / (int)item : 0;
   if (w > TKC_MAX_VEC) w = TKC_MAX_VEC;
   if (w < 2) return;
-  if (has_transcendental(ast)) return; /* what transcendental.c left (sin, pow, float64): libm per lane */
+  if (has_transcendental(ast)) return; /* what transcendental.c left (pow, float64): libm per lane */
   strides S;
   load_strides(ast, ks->ndim, &S);
   int first_reduce = tkc_kshape_first_reduce(ks), c = first_reduce ? first_reduce - 1 : -1; /* the contiguous output axis */

@@ -1,6 +1,6 @@
 /* The realize driver: a lazy node -> its schedule -> for each kernel the codegen pipeline -> run.
  * build_kernel() is the pipeline, one stage per line (TKC_DEBUG levels show what each made):
- *   transcendental EXP2/LOG2 -> polynomials on host devices and INTERP           (codegen/transcendental.c)
+ *   transcendental EXP2/LOG2/SIN -> polynomials on host devices and INTERP       (codegen/transcendental.c)
  *   kernel opts   the kernel's axes, then the heuristics' opts (none with TKC_NOOPT=1), or the
  *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
  *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)

@@ -419,27 +419,94 @@ static char *vec_literal(rctx *c, tkc_dt dt, char **l, int n) {
 
 /* float32/float64 vector arithmetic with the C operators (and the per-type fma helper): NULL when
  * u is not such an op (it is then rendered lane by lane) */
+/* the element types that vector operators, comparisons and __builtin_convertvector handle as C
+ * does per lane (half and bfloat16 round per op and stay lane by lane) */
+static bool native_elem(int s) { return sc_int(s) || s == TKC_FLOAT32 || s == TKC_FLOAT64; }
+
+/* the signed integer type whose vectors mask a vector of s lanes (same element size) */
+static int mask_scalar(int s) {
+  switch (tkc_dtype_size((tkc_dtype)s)) {
+  case 1: return TKC_INT8;
+  case 2: return TKC_INT16;
+  case 4: return TKC_INT32;
+  default: return TKC_INT64;
+  }
+}
+
+/* select(m, a, b) for a full-width mask m (-1 or 0 per lane) as bit operations: C has no vector ?: */
+static char *vec_select(rctx *c, tkc_dt dt, const char *m, const char *a, const char *b) {
+  char tb[48], mb[48];
+  const char *t = vec_type(c, dt.scalar, dt.count, tb, sizeof tb), *mt = vec_type(c, mask_scalar(dt.scalar), dt.count, mb, sizeof mb);
+  if (!t || !mt) return NULL;
+  return xfmt(c, "((%s)((((%s)%s)&((%s)%s))|(((%s)%s)&~((%s)%s))))", t, mt, a, mt, m, mt, b, mt, m);
+}
+
+/* a vector op as one C vector expression where its lanes mean what the scalar ops mean: wrapping
+ * integer arithmetic (clang and gcc vectors don't promote and don't treat overflow as UB), IEEE float
+ * ops, comparisons as 0/1 bool lanes, WHERE/MAX as masks, CAST as __builtin_convertvector, BITCAST
+ * between equal lane sizes as a vector cast. NULL: render it lane by lane. */
 static char *native_vector_op(rctx *c, const tkc_uop *u) {
   int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
-  if (n <= 1 || !is_pow2(n) || (s != TKC_FLOAT32 && s != TKC_FLOAT64)) return NULL;
-  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return NULL;
+  if (n <= 1 || !is_pow2((unsigned)n) || u->dtype.space) return NULL;
+  int ss = u->nsrc ? u->src[u->nsrc - 1]->dtype.scalar : s; /* the operand type (WHERE: its values) */
+  bool isf = s == TKC_FLOAT32 || s == TKC_FLOAT64, isi = sc_int(s), isb = s == TKC_BOOL;
   const char *a[3] = {NULL, NULL, NULL};
   for (int k = 0; k < u->nsrc && k < 3; k++) {
-    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype)) return NULL;
-    if (!(a[k] = R(c, u, u->src[k]))) return NULL;
+    if (u->src[k]->dtype.count != n || u->src[k]->dtype.space) return NULL;
+    if (k > 0 && op != TKC_OP_WHERE && !tkc_dt_eq(u->src[k]->dtype, u->src[0]->dtype)) return NULL;
   }
+  bool ok;
+  switch (op) {
+  case TKC_OP_ADD: case TKC_OP_SUB: case TKC_OP_MUL: case TKC_OP_NEG: ok = isf || isi; break;
+  case TKC_OP_FDIV: case TKC_OP_MULACC: ok = isf; break;
+  case TKC_OP_AND: case TKC_OP_OR: case TKC_OP_XOR: ok = isi || isb; break;
+  case TKC_OP_SHL: case TKC_OP_SHR: ok = isi; break;
+  case TKC_OP_MAX: ok = isf || isi; break;
+  case TKC_OP_CMPLT: case TKC_OP_CMPNE: ok = isb && (native_elem(ss) || ss == TKC_BOOL); break;
+  case TKC_OP_WHERE: ok = u->nsrc == 3 && u->src[0]->dtype.scalar == TKC_BOOL && tkc_dt_eq(u->src[1]->dtype, u->dtype) && (native_elem(s) || isb); break;
+  case TKC_OP_CAST: ok = u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL); break;
+  case TKC_OP_BITCAST: ok = u->nsrc == 1 && native_elem(s) && native_elem(ss) && tkc_dtype_size((tkc_dtype)s) == tkc_dtype_size((tkc_dtype)ss); break;
+  default: ok = false;
+  }
+  if (!ok) return NULL;
+  for (int k = 0; k < u->nsrc && k < 3; k++)
+    if (!(a[k] = R(c, u, u->src[k]))) return NULL;
+  char tb[48];
+  const char *t = vec_type(c, s, n, tb, sizeof tb);
+  if (!t) return NULL;
   switch (op) {
   case TKC_OP_ADD: return xfmt(c, "(%s+%s)", a[0], a[1]);
   case TKC_OP_SUB: return xfmt(c, "(%s-%s)", a[0], a[1]);
   case TKC_OP_MUL: return xfmt(c, "(%s*%s)", a[0], a[1]);
   case TKC_OP_FDIV: return xfmt(c, "(%s/%s)", a[0], a[1]);
   case TKC_OP_NEG: return xfmt(c, "(-%s)", a[0]);
+  case TKC_OP_AND: return xfmt(c, "(%s&%s)", a[0], a[1]);
+  case TKC_OP_OR: return xfmt(c, "(%s|%s)", a[0], a[1]);
+  case TKC_OP_XOR: return xfmt(c, "(%s^%s)", a[0], a[1]);
+  case TKC_OP_SHL: return xfmt(c, "(%s<<%s)", a[0], a[1]);
+  case TKC_OP_SHR: return xfmt(c, "(%s>>%s)", a[0], a[1]);
+  case TKC_OP_CMPLT: case TKC_OP_CMPNE: /* lanes of -1/0 -> bool 0/1 */
+    return xfmt(c, "(__builtin_convertvector((%s%s%s),%s)&1)", a[0], op == TKC_OP_CMPLT ? "<" : "!=", a[1], t);
+  case TKC_OP_MAX: { /* a<b?b:a per lane, NaN in a kept as the scalar form does */
+    char *m = xfmt(c, "(%s<%s)", a[0], a[1]), *r = m ? vec_select(c, u->dtype, m, a[1], a[0]) : NULL;
+    free(m);
+    return r;
+  }
+  case TKC_OP_WHERE: {
+    char mb[48];
+    const char *mt = vec_type(c, mask_scalar(s), n, mb, sizeof mb);
+    char *m = mt ? xfmt(c, "(-__builtin_convertvector(%s,%s))", a[0], mt) : NULL, *r = m ? vec_select(c, u->dtype, m, a[1], a[2]) : NULL;
+    free(m);
+    return r;
+  }
+  case TKC_OP_CAST:
+    if (isb) return xfmt(c, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
+    return xfmt(c, "__builtin_convertvector(%s,%s)", a[0], t);
+  case TKC_OP_BITCAST: return xfmt(c, "((%s)%s)", t, a[0]);
   default: { /* MULACC */
-    char tb[48];
-    if (!vec_type(c, s, n, tb, sizeof tb)) return NULL;
     for (size_t i = 0; i < c->nvecs; i++)
       if (c->vecs[i].scalar == s && c->vecs[i].count == n) c->vecs[i].fma = true;
-    return xfmt(c, "tkc_fma_%s(%s,%s,%s)", tb, a[0], a[1], a[2]);
+    return xfmt(c, "tkc_fma_%s(%s,%s,%s)", t, a[0], a[1], a[2]);
   }
   }
 }
