@@ -37,7 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
-#include "render/render_util.h"
+#include "render/cstyle.h"
 #include "render/renderers.h"
 
 /* ---------------------------------------------------------------- dtype names */
@@ -89,8 +89,7 @@ static bool lanewise_mem(tkc_dt base) { return base.count > 1 && (base.scalar ==
 
 /* ---------------------------------------------------------------- render context */
 
-enum { PFX_RIDX, PFX_ALU, PFX_VAL, PFX_CAST, PFX_ACC, PFX_GEP, PFX_N };
-static const char *const pfx_name[PFX_N] = {"ridx", "alu", "val", "cast", "acc", "gep"};
+enum { PFX_RIDX = TKC_CS_RIDX, PFX_ALU = TKC_CS_ALU, PFX_VAL = TKC_CS_VAL, PFX_CAST = TKC_CS_CAST, PFX_ACC = TKC_CS_ACC, PFX_GEP = TKC_CS_GEP };
 
 typedef struct vecty {
   uint8_t scalar; /* bfloat16 registers use float vectors: stored as FLOAT32 */
@@ -109,14 +108,7 @@ typedef struct vararg {
 } vararg;
 
 typedef struct rctx {
-  tkc_uop *const *uops;
-  size_t n;
-  int32_t *pos; /* uop id -> position in uops, -1 */
-  uint32_t npos;
-  char **r;     /* the expression or name of each position */
-  int *nchild;
-  unsigned char *must_name;
-  int cnt[PFX_N];
+  tkc_cs cs; /* the shared loop's state: uops, their texts and use counts, the body */
   vecty *vecs;
   size_t nvecs, capvecs;
   bufarg *bufs;
@@ -124,45 +116,16 @@ typedef struct rctx {
   vararg *vars;
   size_t nvars;
   bool need_half, need_bf16;
-  bool failed; /* an error has been recorded */
   const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
-  tkc_sbuf body;
 } rctx;
 
-static void *fail_oom(rctx *c) { return tkc_render_oom(&c->failed, "C"); }
-
-static void *fail_unsupported(rctx *c, const tkc_uop *u, const char *why) {
-  char b[64];
-  if (!c->failed) {
-    const char *on = tkc_op_name((tkc_op)u->op);
-    tkc_err(TKC_EUNSUPPORTED, "C renderer: cannot render %s of dtype %s%s%s", on ? on : "?",
-            tkc_dt_str(u->dtype, b, sizeof b), why ? ": " : "", why ? why : "");
-  }
-  c->failed = true;
-  return NULL;
-}
-
-/* a malloc'ed formatted string; NULL (and the error recorded) on OOM or when any %s argument
- * slot was fed by a failed earlier call is the caller's business */
-#define xfmt(c, ...) tkc_render_fmt(&(c)->failed, "C", __VA_ARGS__)
-
-static int posof(const rctx *c, const tkc_uop *u) {
-  if (!u || u->id >= c->npos) return -1;
-  return c->pos[u->id];
-}
-
-/* the rendered text of a source (NULL + EINTERNAL when it was not rendered before its use) */
-static const char *R(rctx *c, const tkc_uop *user, const tkc_uop *s) {
-  int p = posof(c, s);
-  if (p >= 0 && c->r[p]) return c->r[p];
-  if (!c->failed) {
-    const char *un = tkc_op_name((tkc_op)user->op), *sn = tkc_op_name((tkc_op)s->op);
-    tkc_err(TKC_EINTERNAL, "C renderer: %s uses a %s that is not rendered before it (kernel not linearized?)",
-            un ? un : "?", sn ? sn : "?");
-  }
-  c->failed = true;
-  return NULL;
-}
+#define fail_oom(c) tkc_cs_oom(&(c)->cs)
+#define fail_unsupported(c, u, why) tkc_cs_unsupported(&(c)->cs, (u), (why))
+#define posof(c, u) tkc_cs_pos(&(c)->cs, (u))
+#define R(c, user, s) tkc_cs_ref(&(c)->cs, (user), (s)) /* the rendered text of a source */
+#define emit(c, depth, ...) tkc_cs_emit(&(c)->cs, (depth), __VA_ARGS__)
+/* a malloc'ed formatted string; NULL (and the error recorded) on OOM */
+#define xfmt(c, ...) tkc_render_fmt(&(c)->cs.failed, "C", __VA_ARGS__)
 
 /* registers a vector typedef; returns its name in buf */
 static const char *vec_type(rctx *c, int scalar, int count, char *buf, size_t n) {
@@ -515,7 +478,7 @@ static char *native_vector_op(rctx *c, const tkc_uop *u) {
 static char *render_value_op(rctx *c, const tkc_uop *u) {
   if (u->nsrc <= 3) {
     char *v = native_vector_op(c, u);
-    if (v || c->failed) return v;
+    if (v || c->cs.failed) return v;
   }
   int cnt = u->dtype.count;
   int lanes = cnt > 1 ? cnt : 1;
@@ -567,28 +530,6 @@ static char *render_vec_bitcast(rctx *c, const tkc_uop *u) {
 }
 
 /* ---------------------------------------------------------------- statements */
-
-static void emit(rctx *c, int depth, const char *fmt, ...) TKC_PRINTF(3, 4);
-static void emit(rctx *c, int depth, const char *fmt, ...) {
-  char stack[512];
-  va_list ap;
-  va_start(ap, fmt);
-  int n = vsnprintf(stack, sizeof stack, fmt, ap);
-  va_end(ap);
-  if (n < 0) { fail_oom(c); return; }
-  for (int i = 0; i < depth; i++) tkc_sbuf_puts(&c->body, "  ");
-  if ((size_t)n < sizeof stack) {
-    tkc_sbuf_puts(&c->body, stack);
-  } else {
-    va_start(ap, fmt);
-    char *s = tkc_render_vfmt(&c->failed, "C", fmt, ap);
-    va_end(ap);
-    if (!s) return;
-    tkc_sbuf_puts(&c->body, s);
-    free(s);
-  }
-  tkc_sbuf_puts(&c->body, "\n");
-}
 
 /* LOAD: the expression of the loaded value */
 static char *render_load(rctx *c, const tkc_uop *u) {
@@ -746,9 +687,9 @@ static const char *bf16_prelude =
 
 /* marks which values must get a name, notes half/bf16 (uses are counted before it) */
 static void prepass(rctx *c) {
-  for (size_t i = 0; i < c->n; i++) {
-    const tkc_uop *u = c->uops[i];
-    if (c->pos[u->id] != (int32_t)i) continue; /* listed twice */
+  for (size_t i = 0; i < c->cs.n; i++) {
+    const tkc_uop *u = c->cs.uops[i];
+    if (c->cs.pos[u->id] != (int32_t)i) continue; /* listed twice */
     if (u->dtype.scalar == TKC_FLOAT16) c->need_half = true;
     if (u->dtype.scalar == TKC_BFLOAT16) c->need_bf16 = true;
     bool dup_all = false, dup_vec = false;
@@ -760,14 +701,14 @@ static void prepass(rctx *c) {
     for (int k = 0; k < u->nsrc; k++) {
       int p = posof(c, u->src[k]);
       if (p < 0) continue;
-      if (dup_all || (dup_vec && u->src[k]->dtype.count > 1 && !u->src[k]->dtype.space)) c->must_name[p] = 1;
+      if (dup_all || (dup_vec && u->src[k]->dtype.count > 1 && !u->src[k]->dtype.space)) c->cs.must_name[p] = 1;
     }
   }
 }
 
 /* renders uops[i]; returns false on failure */
 static bool render_one(rctx *c, size_t i, int *depth) {
-  const tkc_uop *u = c->uops[i];
+  const tkc_uop *u = c->cs.uops[i];
   char tb[64];
   char *e = NULL;       /* the value's expression */
   int pfx = PFX_ALU;    /* the name prefix if it is declared */
@@ -779,28 +720,28 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     {
       const char *x = R(c, u, u->src[0]);
       if (!x) return false;
-      c->r[i] = xfmt(c, "%s", x);
-      return c->r[i] != NULL;
+      c->cs.r[i] = xfmt(c, "%s", x);
+      return c->cs.r[i] != NULL;
     }
   case TKC_OP_DEFINE_GLOBAL: {
     if (!u->dtype.space || u->arg.kind != TKC_ARG_INT || u->arg.v.i < 0 || u->arg.v.i > 65535) return fail_unsupported(c, u, "DEFINE_GLOBAL needs a pointer dtype and an int arg"), false;
     for (size_t k = 0; k < c->nbufs; k++)
-      if (c->bufs[k].num == u->arg.v.i) return tkc_err(TKC_EINVAL, "C renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i), c->failed = true, false;
+      if (c->bufs[k].num == u->arg.v.i) return tkc_err(TKC_EINVAL, "C renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i), c->cs.failed = true, false;
     c->bufs[c->nbufs].num = u->arg.v.i;
     c->bufs[c->nbufs].dt = u->dtype;
     c->nbufs++;
-    c->r[i] = xfmt(c, "data%lld", (long long)u->arg.v.i);
-    return c->r[i] != NULL;
+    c->cs.r[i] = xfmt(c, "data%lld", (long long)u->arg.v.i);
+    return c->cs.r[i] != NULL;
   }
   case TKC_OP_DEFINE_VAR: {
     if (u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 1 || u->arg.v.t[0].kind != TKC_ARG_STR)
       return fail_unsupported(c, u, "DEFINE_VAR needs a (name, min, max) arg"), false;
     if (u->dtype.scalar != TKC_INT32 || u->dtype.count != 1 || u->dtype.space) return fail_unsupported(c, u, "DEFINE_VAR must be int32"), false;
     const char *name = u->arg.v.t[0].v.s;
-    c->r[i] = var_cname(c, name);
-    if (!c->r[i]) return false;
+    c->cs.r[i] = var_cname(c, name);
+    if (!c->cs.r[i]) return false;
     c->vars[c->nvars].name = name;
-    c->vars[c->nvars].cname = c->r[i];
+    c->vars[c->nvars].cname = c->cs.r[i];
     c->nvars++;
     return true;
   }
@@ -809,26 +750,26 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     int cnt = u->dtype.count;
     if (u->op == TKC_OP_VCONST && (u->arg.kind != TKC_ARG_TUPLE || (int)u->arg.n != cnt)) return fail_unsupported(c, u, "VCONST arg"), false;
     if (cnt <= 1 && u->op == TKC_OP_CONST) {
-      c->r[i] = const_str(c, u->dtype.scalar, &u->arg);
-      return c->r[i] != NULL;
+      c->cs.r[i] = const_str(c, u->dtype.scalar, &u->arg);
+      return c->cs.r[i] != NULL;
     }
     char **l = calloc((size_t)cnt, sizeof *l);
     if (!l) return fail_oom(c), false;
     bool ok = true;
     for (int k = 0; k < cnt && ok; k++)
       if (!(l[k] = const_str(c, u->dtype.scalar, u->op == TKC_OP_VCONST ? &u->arg.v.t[k] : &u->arg))) ok = false;
-    if (ok) c->r[i] = vec_literal(c, u->dtype, l, cnt);
+    if (ok) c->cs.r[i] = vec_literal(c, u->dtype, l, cnt);
     else for (int k = 0; k < cnt; k++) free(l[k]);
     free(l);
-    return c->r[i] != NULL;
+    return c->cs.r[i] != NULL;
   }
   case TKC_OP_RANGE: {
     if (u->nsrc != 2) return fail_unsupported(c, u, "RANGE needs (start, end)"), false;
     const char *s = R(c, u, u->src[0]), *en = R(c, u, u->src[1]);
     if (!s || !en || !type_of(c, u->dtype, tb, sizeof tb)) return false;
-    char *nm = xfmt(c, "ridx%d", c->cnt[PFX_RIDX]++);
+    char *nm = xfmt(c, "ridx%d", c->cs.cnt[PFX_RIDX]++);
     if (!nm) return false;
-    c->r[i] = nm;
+    c->cs.r[i] = nm;
     if (u == c->split) { /* this core's contiguous chunk of [start, end) */
       emit(c, *depth, "const long long tkc_n_ = (long long)(%s) - (long long)(%s);", en, s);
       emit(c, *depth, "const %s tkc_lo_ = (%s)((long long)(%s) + tkc_n_ * tkc_core_ / tkc_ncores_);", tb, tb, s);
@@ -856,9 +797,9 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     if (u->nsrc < 1) return fail_unsupported(c, u, "DEFINE_ACC needs an initial value"), false;
     const char *init = R(c, u, u->src[0]);
     if (!init || !type_of(c, u->dtype, tb, sizeof tb)) return false;
-    char *nm = xfmt(c, "acc%d", c->cnt[PFX_ACC]++);
+    char *nm = xfmt(c, "acc%d", c->cs.cnt[PFX_ACC]++);
     if (!nm) return false;
-    c->r[i] = nm;
+    c->cs.r[i] = nm;
     emit(c, *depth, "%s %s = %s;", tb, nm, init);
     return true;
   }
@@ -867,8 +808,8 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     const char *a = R(c, u, u->src[0]), *v = R(c, u, u->src[1]);
     if (!a || !v) return false;
     emit(c, *depth, "%s = %s;", a, v);
-    c->r[i] = xfmt(c, "%s", a);
-    return c->r[i] != NULL;
+    c->cs.r[i] = xfmt(c, "%s", a);
+    return c->cs.r[i] != NULL;
   }
   case TKC_OP_INDEX: {
     if (u->nsrc != 2) return fail_unsupported(c, u, "INDEX must be (buf, idx): gates belong on LOAD/STORE"), false;
@@ -877,9 +818,9 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     if (!b || !x) return false;
     /* drop the index's outer parentheses when it is a sum: (data0+alu0+1) */
     size_t xl = strlen(x);
-    if (u->src[1]->op == TKC_OP_ADD && xl >= 2 && x[0] == '(' && x[xl - 1] == ')') c->r[i] = xfmt(c, "(%s+%.*s)", b, (int)(xl - 2), x + 1);
-    else c->r[i] = xfmt(c, "(%s+%s)", b, x);
-    return c->r[i] != NULL;
+    if (u->src[1]->op == TKC_OP_ADD && xl >= 2 && x[0] == '(' && x[xl - 1] == ')') c->cs.r[i] = xfmt(c, "(%s+%.*s)", b, (int)(xl - 2), x + 1);
+    else c->cs.r[i] = xfmt(c, "(%s+%s)", b, x);
+    return c->cs.r[i] != NULL;
   }
   case TKC_OP_LOAD: {
     if (u->nsrc < 1) return fail_unsupported(c, u, "LOAD needs an address"), false;
@@ -889,7 +830,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
   }
   case TKC_OP_STORE:
     render_store(c, u, *depth);
-    return !c->failed;
+    return !c->cs.failed;
   case TKC_OP_GEP: {
     if (u->nsrc != 1) return fail_unsupported(c, u, NULL), false;
     const tkc_uop *s = u->src[0];
@@ -900,11 +841,11 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       if (s->dtype.count <= 1) {
         const char *x = R(c, u, s);
         if (!x) return false;
-        c->r[i] = xfmt(c, "%s", x);
+        c->cs.r[i] = xfmt(c, "%s", x);
       } else {
-        c->r[i] = lane(c, u, s, (int)idx0);
+        c->cs.r[i] = lane(c, u, s, (int)idx0);
       }
-      return c->r[i] != NULL;
+      return c->cs.r[i] != NULL;
     }
     char **l = calloc((size_t)nidx, sizeof *l);
     if (!l) return fail_oom(c), false;
@@ -916,7 +857,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     free(l);
     if (!e) return false;
     pfx = PFX_GEP;
-    inl = c->nchild[i] == 1 && !c->must_name[i];
+    inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
     break;
   }
   case TKC_OP_VECTORIZE: {
@@ -934,7 +875,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     free(l);
     if (!e) return false;
     pfx = PFX_CAST;
-    inl = c->nchild[i] == 1 && !c->must_name[i];
+    inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
     break;
   }
   case TKC_OP_CAST:
@@ -944,10 +885,10 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       const char *x = R(c, u, u->src[0]);
       if (!x) return false;
       tkc_dt base = tkc_dt_base(u->dtype);
-      if (lanewise_mem(base) || tkc_dt_eq(u->dtype, u->src[0]->dtype)) c->r[i] = xfmt(c, "%s", x);
+      if (lanewise_mem(base) || tkc_dt_eq(u->dtype, u->src[0]->dtype)) c->cs.r[i] = xfmt(c, "%s", x);
       else if (!type_of(c, u->dtype, tb, sizeof tb)) return fail_unsupported(c, u, NULL), false;
-      else c->r[i] = xfmt(c, "((%s)%s)", tb, x);
-      return c->r[i] != NULL;
+      else c->cs.r[i] = xfmt(c, "((%s)%s)", tb, x);
+      return c->cs.r[i] != NULL;
     }
     /* fallthrough */
   case TKC_OP_BITCAST:
@@ -956,32 +897,23 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     else e = render_value_op(c, u);
     if (!e) return false;
     pfx = PFX_CAST;
-    inl = c->nchild[i] == 1 && !c->must_name[i];
+    inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
     break;
   default:
     if (op_is_alu(u->op) && u->op != TKC_OP_THREEFRY && !u->dtype.space && u->dtype.scalar < TKC_VOID) {
       if (!(e = render_value_op(c, u))) return false;
       pfx = PFX_ALU;
-      inl = c->nchild[i] == 1 && !c->must_name[i];
+      inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
       break;
     }
     return fail_unsupported(c, u, NULL), false;
   }
-  if (inl) {
-    c->r[i] = e;
-    return true;
-  }
-  if (!type_of(c, u->dtype, tb, sizeof tb) || u->dtype.scalar >= TKC_VOID) {
-    free(e);
-    return fail_unsupported(c, u, NULL), false;
-  }
-  char *nm = xfmt(c, "%s%d", pfx_name[pfx], c->cnt[pfx]++);
-  if (!nm) { free(e); return false; }
-  emit(c, *depth, "%s %s = %s;", tb, nm, e);
-  free(e);
-  c->r[i] = nm;
-  return !c->failed;
+  const char *t = inl ? NULL : u->dtype.scalar < TKC_VOID ? type_of(c, u->dtype, tb, sizeof tb) : NULL;
+  if (!inl && !t) fail_unsupported(c, u, NULL);
+  return tkc_cs_bind(&c->cs, i, e, inl, pfx, t, *depth);
 }
+
+static bool render_one_cb(void *c, size_t i, int *depth) { return render_one(c, i, depth); }
 
 static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
@@ -990,27 +922,15 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   if (n && !uops) return tkc_err_null(TKC_EINVAL, "C renderer: NULL uops");
   rctx c;
   memset(&c, 0, sizeof c);
-  c.uops = uops;
-  c.n = n;
-  if (tkc_render_posmap("C", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
-  c.r = calloc(n + 1, sizeof *c.r);
-  c.nchild = calloc(n + 1, sizeof *c.nchild);
-  c.must_name = calloc(n + 1, 1);
+  char *out = NULL;
+  if (tkc_cs_init(&c.cs, "C", NULL, uops, n) != TKC_OK) goto done;
   c.bufs = calloc(n + 1, sizeof *c.bufs);
   c.vars = calloc(n + 1, sizeof *c.vars);
-  char *out = NULL;
-  if (!c.r || !c.nchild || !c.must_name || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
-  tkc_render_count_uses(uops, n, c.pos, c.npos, c.nchild);
+  if (!c.bufs || !c.vars) { fail_oom(&c); goto done; }
   prepass(&c);
-  c.split = tkc_render_pick_split(c.uops, c.n, c.pos);
+  c.split = tkc_render_pick_split(c.cs.uops, c.cs.n, c.cs.pos);
   if (!c.split) emit(&c, 1, "if (tkc_core_ != 0) return; /* no output loop to split: core 0 does it all */");
-
-  int depth = 1;
-  for (size_t i = 0; i < n; i++) {
-    if (c.pos[uops[i]->id] != (int32_t)i) continue;
-    if (!render_one(&c, i, &depth) || c.failed) { c.failed = true; goto done; }
-  }
-  if (c.body.oom) { fail_oom(&c); goto done; }
+  if (!tkc_cs_loop(&c.cs, render_one_cb, &c)) goto done;
 
   /* parameters: buffers by number (gaps filled), then variables by name */
   qsort(c.bufs, c.nbufs, sizeof *c.bufs, cmp_buf);
@@ -1047,23 +967,17 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   /* the launch's core number and core count (see tkc_render_pick_split) */
   tkc_sbuf_printf(&o, "%sconst int tkc_core_, const int tkc_ncores_", np ? ", " : "");
   tkc_sbuf_puts(&o, ") {\n");
-  if (c.body.s) tkc_sbuf_puts(&o, c.body.s);
+  if (c.cs.body.s) tkc_sbuf_puts(&o, c.cs.body.s);
   tkc_sbuf_puts(&o, "}\n");
   out = tkc_sbuf_take(&o);
-  if (!out) c.failed = true;
+  if (!out) c.cs.failed = true;
 
 done:
-  if (c.r)
-    for (size_t i = 0; i < n; i++) free(c.r[i]);
-  free(c.r);
-  free(c.pos);
-  free(c.nchild);
-  free(c.must_name);
   free(c.bufs);
   free(c.vars);
   free(c.vecs);
-  free(c.body.s);
-  if (c.failed) {
+  tkc_cs_free(&c.cs);
+  if (c.cs.failed) {
     free(out);
     return NULL;
   }

@@ -52,7 +52,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
-#include "render/render_util.h"
+#include "render/cstyle.h"
 #include "render/renderers.h"
 #include "uops/uop_internal.h"
 
@@ -214,86 +214,42 @@ static const tkc_matcher *wgsl_matcher(void) {
 
 /* ---------------------------------------------------------------- render context */
 
-enum { PFX_RIDX, PFX_ALU, PFX_VAL, PFX_CAST, PFX_ACC, PFX_TEMP, PFX_N };
-static const char *const pfx_name[PFX_N] = {"ridx", "alu", "val", "cast", "acc", "temp"};
+enum { PFX_RIDX = TKC_CS_RIDX, PFX_ALU = TKC_CS_ALU, PFX_VAL = TKC_CS_VAL, PFX_CAST = TKC_CS_CAST, PFX_ACC = TKC_CS_ACC, PFX_TEMP = TKC_CS_TEMP };
 
 enum { H_NAN = 1, H_INF = 2, H_ISNAN = 4, H_BF16 = 8, H_F2I = 16, H_F2U = 32 };
 
 typedef struct rctx {
-  tkc_uop *const *uops;
-  size_t n;
-  int32_t *pos;    /* uop id -> position in uops, -1 */
-  uint32_t npos;
-  char **r;        /* the expression or name of each position (INDEX: its index expression) */
+  tkc_cs cs;       /* the shared loop's state (r[] of an INDEX: its index expression) */
   int32_t *base;   /* INDEX / pointer CAST: position of the buffer it addresses */
-  int *nchild;
-  unsigned char *must_name, *skip;
-  int cnt[PFX_N];
+  unsigned char *skip;
   const tkc_uop **vars; /* DEFINE_VARs sorted by name */
   size_t nvars;
   int64_t local_size[3];
   unsigned helpers;
   bool need_f16;
-  bool failed;
   tkc_sbuf decl;   /* module-scope declarations (bindings, workgroup arrays) */
-  tkc_sbuf body;
 } rctx;
 
-static void *fail_oom(rctx *c) { return tkc_render_oom(&c->failed, "WGSL"); }
-
-static void *fail_unsupported(rctx *c, const tkc_uop *u, const char *why) {
-  if (!c->failed) {
-    char b[64];
-    const char *on = tkc_op_name((tkc_op)u->op);
-    tkc_err(TKC_EUNSUPPORTED, "WGSL renderer: cannot render %s of dtype %s%s%s", on ? on : "?", tkc_dt_str(u->dtype, b, sizeof b),
-            why ? ": " : "", why ? why : "");
-  }
-  c->failed = true;
-  return NULL;
-}
+#define fail_oom(c) tkc_cs_oom(&(c)->cs)
+#define fail_unsupported(c, u, why) tkc_cs_unsupported(&(c)->cs, (u), (why))
+#define posof(c, u) tkc_cs_pos(&(c)->cs, (u))
+#define R(c, user, s) tkc_cs_ref(&(c)->cs, (user), (s)) /* the rendered text of source s of user */
+#define emit(c, depth, ...) tkc_cs_emit(&(c)->cs, (depth), __VA_ARGS__)
 
 /* the dtype has no WGSL type: names the dtype (and says why) */
 static void *fail_dtype(rctx *c, const tkc_uop *u, int scalar) {
-  if (!c->failed) {
+  if (!c->cs.failed) {
     char b[64];
     const char *on = tkc_op_name((tkc_op)u->op), *dn = tkc_dtype_name((tkc_dtype)scalar);
     tkc_err(TKC_EUNSUPPORTED, "WGSL renderer: cannot render %s of dtype %s: %s is not supported by the WGSL backend (WGSL has no 64-bit types)",
             on ? on : "?", tkc_dt_str(u->dtype, b, sizeof b), dn ? dn : "?");
   }
-  c->failed = true;
+  c->cs.failed = true;
   return NULL;
 }
 
 /* a malloc'ed formatted string; NULL (and the error recorded) on OOM */
-#define xfmt(c, ...) tkc_render_fmt(&(c)->failed, "WGSL", __VA_ARGS__)
-
-static void emit(rctx *c, int depth, const char *fmt, ...) TKC_PRINTF(3, 4);
-static void emit(rctx *c, int depth, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
-  char *s = tkc_render_vfmt(&c->failed, "WGSL", fmt, ap);
-  va_end(ap);
-  if (!s) return;
-  for (int i = 0; i < depth; i++) tkc_sbuf_puts(&c->body, "  ");
-  tkc_sbuf_puts(&c->body, s);
-  tkc_sbuf_puts(&c->body, "\n");
-  free(s);
-}
-
-static int posof(const rctx *c, const tkc_uop *u) { return u && u->id < c->npos ? c->pos[u->id] : -1; }
-
-/* the rendered text of source s of user (NULL + EINTERNAL when not rendered before its use) */
-static const char *R(rctx *c, const tkc_uop *user, const tkc_uop *s) {
-  int p = posof(c, s);
-  if (p >= 0 && c->r[p]) return c->r[p];
-  if (!c->failed) {
-    const char *un = tkc_op_name((tkc_op)user->op), *sn = tkc_op_name((tkc_op)s->op);
-    tkc_err(TKC_EINTERNAL, "WGSL renderer: %s uses a %s that is not rendered before it (kernel not linearized?)", un ? un : "?",
-            sn ? sn : "?");
-  }
-  c->failed = true;
-  return NULL;
-}
+#define xfmt(c, ...) tkc_render_fmt(&(c)->cs.failed, "WGSL", __VA_ARGS__)
 
 /* the WGSL type of a value (scalar or 2-4 lane vector); NULL + error when there is none */
 static const char *type_of(rctx *c, const tkc_uop *u, tkc_dt dt, char *buf, size_t n) {
@@ -605,7 +561,7 @@ static char *render_value_op(rctx *c, const tkc_uop *u) {
   int cnt = u->dtype.count, lanes = cnt > 1 ? cnt : 1;
   if (cnt > 4) return fail_unsupported(c, u, "WGSL vectors have 2 to 4 lanes");
   char *v = native_vector_op(c, u);
-  if (v || c->failed) return v;
+  if (v || c->cs.failed) return v;
   if (u->nsrc < 1 || u->nsrc > 3) return fail_unsupported(c, u, "wrong number of sources");
   char *l[4] = {NULL, NULL, NULL, NULL};
   bool ok = true;
@@ -640,13 +596,13 @@ static char *render_value_op(rctx *c, const tkc_uop *u) {
 /* the buffer (DEFINE_GLOBAL/DEFINE_LOCAL) and index expression of a pointer p (INDEX or CAST(INDEX)) */
 static bool addr_of(rctx *c, const tkc_uop *user, const tkc_uop *p, const tkc_uop **buf, const char **bname, const char **idx) {
   int pp = posof(c, p);
-  if (pp < 0 || c->base[pp] < 0 || !c->r[pp]) {
+  if (pp < 0 || c->base[pp] < 0 || !c->cs.r[pp]) {
     fail_unsupported(c, user, "address is not an INDEX of a buffer");
     return false;
   }
-  *buf = c->uops[c->base[pp]];
-  *bname = c->r[c->base[pp]];
-  *idx = c->r[pp];
+  *buf = c->cs.uops[c->base[pp]];
+  *bname = c->cs.r[c->base[pp]];
+  *idx = c->cs.r[pp];
   return *bname != NULL;
 }
 
@@ -713,7 +669,7 @@ static void render_store(rctx *c, const tkc_uop *u, int depth) {
     if (ei) emit(c, depth, "%s = %s;", ei, li);
     free(li);
     free(ei);
-    if (c->failed) return;
+    if (c->cs.failed) return;
   }
 }
 
@@ -757,9 +713,9 @@ static int cmp_var(const void *a, const void *b) {
 
 /* marks values used twice by one expression, notes the packed-store parts (uses are counted before it) */
 static bool prepass(rctx *c) {
-  for (size_t i = 0; i < c->n; i++) {
-    const tkc_uop *u = c->uops[i];
-    if (c->pos[u->id] != (int32_t)i) continue; /* listed twice */
+  for (size_t i = 0; i < c->cs.n; i++) {
+    const tkc_uop *u = c->cs.uops[i];
+    if (c->cs.pos[u->id] != (int32_t)i) continue; /* listed twice */
     bool dup_all = u->op == TKC_OP_MAX || u->op == TKC_OP_IDIV || u->op == TKC_OP_MOD || u->op == TKC_OP_SHL || u->op == TKC_OP_SHR || u->op == TKC_OP_LOG2 ||
                    (u->op == TKC_OP_CMPNE && u->nsrc == 2 && u->src[0] == u->src[1]);
     bool dup_vec = !u->dtype.space && u->dtype.count > 1 && (op_is_alu(u->op) || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST);
@@ -767,7 +723,7 @@ static bool prepass(rctx *c) {
     for (int k = 0; k < u->nsrc; k++) {
       int p = posof(c, u->src[k]);
       if (p < 0) continue;
-      if (dup_all || (dup_vec && u->src[k]->dtype.count > 1 && !u->src[k]->dtype.space)) c->must_name[p] = 1;
+      if (dup_all || (dup_vec && u->src[k]->dtype.count > 1 && !u->src[k]->dtype.space)) c->cs.must_name[p] = 1;
     }
     if (u->op == TKC_OP_DEFINE_VAR) {
       if (u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 1 || u->arg.v.t[0].kind != TKC_ARG_STR) {
@@ -787,19 +743,19 @@ static bool prepass(rctx *c) {
     if (u->dtype.scalar == TKC_FLOAT16) c->need_f16 = true;
   }
   /* the parts of a packed store (old word load, AND, OR) are rendered by the STORE itself */
-  for (size_t i = 0; i < c->n; i++) {
-    const tkc_uop *u = c->uops[i];
+  for (size_t i = 0; i < c->cs.n; i++) {
+    const tkc_uop *u = c->cs.uops[i];
     if (u->op != TKC_OP_STORE || u->nsrc < 2 || u->src[1]->op != TKC_OP_OR) continue;
     int po = posof(c, u->src[1]);
-    if (po < 0 || c->nchild[po] != 1) continue;
+    if (po < 0 || c->cs.nchild[po] != 1) continue;
     for (int k = 0; k < 2; k++) {
       const tkc_uop *a = u->src[1]->src[k];
       int pa = posof(c, a);
-      if (a->op != TKC_OP_AND || pa < 0 || c->nchild[pa] != 1) continue;
+      if (a->op != TKC_OP_AND || pa < 0 || c->cs.nchild[pa] != 1) continue;
       for (int j = 0; j < 2; j++) {
         const tkc_uop *l = a->src[j];
         int pl = posof(c, l);
-        if (l->op == TKC_OP_LOAD && l->nsrc == 1 && l->src[0] == u->src[0] && pl >= 0 && c->nchild[pl] == 1) {
+        if (l->op == TKC_OP_LOAD && l->nsrc == 1 && l->src[0] == u->src[0] && pl >= 0 && c->cs.nchild[pl] == 1) {
           c->skip[po] = c->skip[pa] = c->skip[pl] = 1;
         }
       }
@@ -811,7 +767,7 @@ static bool prepass(rctx *c) {
 
 /* renders uops[i]; false on failure */
 static bool render_one(rctx *c, size_t i, int *depth) {
-  const tkc_uop *u = c->uops[i];
+  const tkc_uop *u = c->cs.uops[i];
   char tb[64];
   char *e = NULL;
   int pfx = PFX_ALU;
@@ -822,7 +778,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
   case TKC_OP_NOOP: {
     if (u->nsrc < 1) return true;
     const char *x = R(c, u, u->src[0]);
-    return x && (c->r[i] = xfmt(c, "%s", x)) != NULL;
+    return x && (c->cs.r[i] = xfmt(c, "%s", x)) != NULL;
   }
   case TKC_OP_DEFINE_GLOBAL: {
     if (!u->dtype.space || u->dtype.count != 1 || u->dtype.pcount != 1 || u->arg.kind != TKC_ARG_INT || u->arg.v.i < 0 || u->arg.v.i > 65535)
@@ -830,42 +786,42 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     int s = u->dtype.scalar;
     if (!reg_name[s]) return fail_dtype(c, u, s), false;
     for (size_t k = 0; k < i; k++)
-      if (c->uops[k]->op == TKC_OP_DEFINE_GLOBAL && c->uops[k] != u && c->uops[k]->arg.v.i == u->arg.v.i)
-        return tkc_err(TKC_EINVAL, "WGSL renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i), c->failed = true, false;
+      if (c->cs.uops[k]->op == TKC_OP_DEFINE_GLOBAL && c->cs.uops[k] != u && c->cs.uops[k]->arg.v.i == u->arg.v.i)
+        return tkc_err(TKC_EINVAL, "WGSL renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i), c->cs.failed = true, false;
     if (s == TKC_FLOAT16) c->need_f16 = true;
     tkc_sbuf_printf(&c->decl, "@group(0) @binding(%lld) var<storage, read_write> data%lld: array<%s>;\n", (long long)u->arg.v.i,
                     (long long)u->arg.v.i, sc_packed(s) ? "atomic<u32>" : reg_name[s]);
-    return (c->r[i] = xfmt(c, "data%lld", (long long)u->arg.v.i)) != NULL;
+    return (c->cs.r[i] = xfmt(c, "data%lld", (long long)u->arg.v.i)) != NULL;
   }
   case TKC_OP_DEFINE_LOCAL: {
     if (!u->dtype.space || u->dtype.count != 1 || u->dtype.pcount != 1 || u->dtype.size <= 0)
       return fail_unsupported(c, u, "DEFINE_LOCAL needs a pointer with a size"), false;
     int s = u->dtype.scalar;
     if (!reg_name[s]) return fail_dtype(c, u, s), false;
-    char *nm = xfmt(c, "temp%d", c->cnt[PFX_TEMP]++);
+    char *nm = xfmt(c, "temp%d", c->cs.cnt[PFX_TEMP]++);
     if (!nm) return false;
     tkc_sbuf_printf(&c->decl, "var<workgroup> %s: array<%s, %d>;\n", nm, reg_name[s], (int)u->dtype.size);
-    c->r[i] = nm;
+    c->cs.r[i] = nm;
     return true;
   }
   case TKC_OP_DEFINE_VAR: {
     if (u->dtype.scalar != TKC_INT32 || u->dtype.count != 1 || u->dtype.space) return fail_unsupported(c, u, "DEFINE_VAR must be int32"), false;
     size_t k = 0;
     while (k < c->nvars && c->vars[k] != u) k++;
-    return (c->r[i] = xfmt(c, "vars.v%zu", k)) != NULL;
+    return (c->cs.r[i] = xfmt(c, "vars.v%zu", k)) != NULL;
   }
   case TKC_OP_SPECIAL: {
     const char *nm = u->arg.v.t[0].v.s;
     int axis = nm[0] && nm[strlen(nm) - 1] >= '0' && nm[strlen(nm) - 1] <= '2' ? nm[strlen(nm) - 1] - '0' : -1;
     bool g = !strncmp(nm, "gidx", 4) && strlen(nm) == 5, l = !strncmp(nm, "lidx", 4) && strlen(nm) == 5;
     if (axis < 0 || (!g && !l)) return fail_unsupported(c, u, "SPECIAL must be gidx0..2 or lidx0..2"), false;
-    return (c->r[i] = xfmt(c, "i32(%s.%c)", g ? "gindex" : "lindex", "xyz"[axis])) != NULL;
+    return (c->cs.r[i] = xfmt(c, "i32(%s.%c)", g ? "gindex" : "lindex", "xyz"[axis])) != NULL;
   }
   case TKC_OP_CONST: case TKC_OP_VCONST: {
     if (u->dtype.space || u->dtype.scalar >= TKC_VOID) return fail_unsupported(c, u, NULL), false;
     int cnt = u->dtype.count;
     if (u->op == TKC_OP_VCONST && (u->arg.kind != TKC_ARG_TUPLE || (int)u->arg.n != cnt)) return fail_unsupported(c, u, "VCONST arg"), false;
-    if (cnt <= 1 && u->op == TKC_OP_CONST) return (c->r[i] = const_str(c, u, u->dtype.scalar, &u->arg)) != NULL;
+    if (cnt <= 1 && u->op == TKC_OP_CONST) return (c->cs.r[i] = const_str(c, u, u->dtype.scalar, &u->arg)) != NULL;
     if (cnt > 4) return fail_unsupported(c, u, "WGSL vectors have 2 to 4 lanes"), false;
     char *l[4] = {NULL, NULL, NULL, NULL};
     bool ok = true;
@@ -875,24 +831,24 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       for (int k = 0; k < cnt; k++) free(l[k]);
       return false;
     }
-    return (c->r[i] = vec_literal(c, u, u->dtype, l, cnt)) != NULL;
+    return (c->cs.r[i] = vec_literal(c, u, u->dtype, l, cnt)) != NULL;
   }
   case TKC_OP_RANGE: {
     if (u->nsrc != 2) return fail_unsupported(c, u, "RANGE needs (start, end)"), false;
     const char *s = R(c, u, u->src[0]), *en = R(c, u, u->src[1]);
     if (!s || !en || !type_of(c, u, u->dtype, tb, sizeof tb)) return false;
     if (u->dtype.count != 1 || !sc_int(u->dtype.scalar)) return fail_unsupported(c, u, "RANGE must be a scalar int"), false;
-    char *nm = xfmt(c, "ridx%d", c->cnt[PFX_RIDX]++);
+    char *nm = xfmt(c, "ridx%d", c->cs.cnt[PFX_RIDX]++);
     if (!nm) return false;
-    c->r[i] = nm;
+    c->cs.r[i] = nm;
     emit(c, *depth, "for (var %s: %s = %s; %s < %s; %s++) {", nm, tb, s, nm, en, nm);
     (*depth)++;
-    return !c->failed;
+    return !c->cs.failed;
   }
   case TKC_OP_ENDRANGE: case TKC_OP_ENDIF:
     if (*depth > 1) (*depth)--;
     emit(c, *depth, "}");
-    return !c->failed;
+    return !c->cs.failed;
   case TKC_OP_IF: {
     if (u->nsrc < 1) return fail_unsupported(c, u, "IF needs a gate"), false;
     const char *g = R(c, u, u->src[0]);
@@ -900,27 +856,27 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     if (u->src[0]->dtype.scalar != TKC_BOOL || u->src[0]->dtype.count != 1) return fail_unsupported(c, u, "IF needs a scalar bool gate"), false;
     emit(c, *depth, "if (%s) {", g);
     (*depth)++;
-    return !c->failed;
+    return !c->cs.failed;
   }
   case TKC_OP_BARRIER:
     emit(c, *depth, "workgroupBarrier();");
-    return !c->failed;
+    return !c->cs.failed;
   case TKC_OP_DEFINE_ACC: {
     if (u->nsrc < 1) return fail_unsupported(c, u, "DEFINE_ACC needs an initial value"), false;
     const char *init = R(c, u, u->src[0]);
     if (!init || !type_of(c, u, u->dtype, tb, sizeof tb)) return false;
-    char *nm = xfmt(c, "acc%d", c->cnt[PFX_ACC]++);
+    char *nm = xfmt(c, "acc%d", c->cs.cnt[PFX_ACC]++);
     if (!nm) return false;
-    c->r[i] = nm;
+    c->cs.r[i] = nm;
     emit(c, *depth, "var %s: %s = %s;", nm, tb, init);
-    return !c->failed;
+    return !c->cs.failed;
   }
   case TKC_OP_ASSIGN: {
     if (u->nsrc != 2) return fail_unsupported(c, u, "ASSIGN needs (acc, value)"), false;
     const char *a = R(c, u, u->src[0]), *v = R(c, u, u->src[1]);
     if (!a || !v) return false;
     emit(c, *depth, "%s = %s;", a, v);
-    return (c->r[i] = xfmt(c, "%s", a)) != NULL;
+    return (c->cs.r[i] = xfmt(c, "%s", a)) != NULL;
   }
   case TKC_OP_INDEX: {
     if (u->nsrc != 2) return fail_unsupported(c, u, "INDEX must be (buf, idx): gates belong on LOAD/STORE"), false;
@@ -932,9 +888,9 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     if (u->src[1]->dtype.count != 1 || !sc_int(u->src[1]->dtype.scalar)) return fail_unsupported(c, u, "INDEX needs a scalar int index"), false;
     c->base[i] = posof(c, b);
     size_t xl = strlen(x); /* drop the outer parentheses of a sum: data0[alu0 + 1] */
-    if (u->src[1]->op == TKC_OP_ADD && xl >= 2 && x[0] == '(' && x[xl - 1] == ')') c->r[i] = xfmt(c, "%.*s", (int)(xl - 2), x + 1);
-    else c->r[i] = xfmt(c, "%s", x);
-    return c->r[i] != NULL;
+    if (u->src[1]->op == TKC_OP_ADD && xl >= 2 && x[0] == '(' && x[xl - 1] == ')') c->cs.r[i] = xfmt(c, "%.*s", (int)(xl - 2), x + 1);
+    else c->cs.r[i] = xfmt(c, "%s", x);
+    return c->cs.r[i] != NULL;
   }
   case TKC_OP_LOAD: {
     if (u->nsrc < 1 || !u->src[0]->dtype.space) return fail_unsupported(c, u, "LOAD from a non-pointer"), false;
@@ -947,23 +903,23 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       break;
     }
     const char *alt = R(c, u, u->src[1]), *gate = R(c, u, u->src[2]);
-    char *nm = alt && gate ? xfmt(c, "val%d", c->cnt[PFX_VAL]++) : NULL;
+    char *nm = alt && gate ? xfmt(c, "val%d", c->cs.cnt[PFX_VAL]++) : NULL;
     if (nm) {
       emit(c, *depth, "var %s: %s = %s;", nm, tb, alt);
       emit(c, *depth, "if (%s) { %s = %s; }", gate, nm, v);
     }
     free(v);
-    c->r[i] = nm;
-    return nm && !c->failed;
+    c->cs.r[i] = nm;
+    return nm && !c->cs.failed;
   }
   case TKC_OP_STORE:
     render_store(c, u, *depth);
-    return !c->failed;
+    return !c->cs.failed;
   case TKC_OP_GEP: {
     if (u->nsrc != 1 || u->dtype.count != 1) return fail_unsupported(c, u, "GEP of one lane"), false;
     int64_t k = u->arg.kind == TKC_ARG_INT ? u->arg.v.i : u->arg.kind == TKC_ARG_TUPLE && u->arg.n == 1 ? u->arg.v.t[0].v.i : -1;
     if (k < 0 || k >= u->src[0]->dtype.count) return fail_unsupported(c, u, "GEP arg"), false;
-    return (c->r[i] = lane(c, u, u->src[0], (int)k)) != NULL;
+    return (c->cs.r[i] = lane(c, u, u->src[0], (int)k)) != NULL;
   }
   case TKC_OP_VECTORIZE: {
     int cnt = u->dtype.count;
@@ -972,7 +928,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     bool ok = true;
     for (int k = 0; k < cnt && ok; k++) {
       const char *x = u->src[k]->dtype.count == 1 ? R(c, u, u->src[k]) : NULL;
-      if (!x && !c->failed) fail_unsupported(c, u, "VECTORIZE of vectors");
+      if (!x && !c->cs.failed) fail_unsupported(c, u, "VECTORIZE of vectors");
       if (!x || !(l[k] = xfmt(c, "%s", x))) ok = false;
     }
     if (!ok) {
@@ -981,7 +937,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     }
     if (!(e = vec_literal(c, u, u->dtype, l, cnt))) return false;
     pfx = PFX_CAST;
-    inl = c->nchild[i] == 1 && !c->must_name[i];
+    inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
     break;
   }
   case TKC_OP_CAST:
@@ -990,39 +946,28 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       int ps = posof(c, u->src[0]);
       if (!u->src[0]->dtype.space || ps < 0 || c->base[ps] < 0) return fail_unsupported(c, u, "pointer CAST of something but an INDEX"), false;
       c->base[i] = c->base[ps];
-      return (c->r[i] = xfmt(c, "%s", c->r[ps])) != NULL;
+      return (c->cs.r[i] = xfmt(c, "%s", c->cs.r[ps])) != NULL;
     }
     /* fallthrough */
   case TKC_OP_BITCAST:
     if (u->nsrc != 1 || u->dtype.space || u->src[0]->dtype.space) return fail_unsupported(c, u, NULL), false;
     if (!(e = render_value_op(c, u))) return false;
     pfx = PFX_CAST;
-    inl = c->nchild[i] == 1 && !c->must_name[i];
+    inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
     break;
   default:
     if (op_is_alu(u->op) && !u->dtype.space && u->dtype.scalar < TKC_VOID) {
       if (!(e = render_value_op(c, u))) return false;
       pfx = PFX_ALU;
-      inl = c->nchild[i] == 1 && !c->must_name[i];
+      inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
       break;
     }
     return fail_unsupported(c, u, NULL), false;
   }
-  if (inl) {
-    c->r[i] = e;
-    return true;
-  }
-  if (!type_of(c, u, u->dtype, tb, sizeof tb)) {
-    free(e);
-    return false;
-  }
-  char *nm = xfmt(c, "%s%d", pfx_name[pfx], c->cnt[pfx]++);
-  if (!nm) { free(e); return false; }
-  emit(c, *depth, "let %s: %s = %s;", nm, tb, e);
-  free(e);
-  c->r[i] = nm;
-  return !c->failed;
+  return tkc_cs_bind(&c->cs, i, e, inl, pfx, inl ? NULL : type_of(c, u, u->dtype, tb, sizeof tb), *depth);
 }
+
+static bool render_one_cb(void *c, size_t i, int *depth) { return render_one(c, i, depth); }
 
 static const char *const helper_src[] = {
     /* H_NAN */ "fn tkc_nan() -> f32 { let bits = 0x7fc00000u; return bitcast<f32>(bits); }\n",
@@ -1057,33 +1002,24 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   if (!uops) return tkc_err_null(TKC_EINVAL, "WGSL renderer: NULL uops");
   rctx c;
   memset(&c, 0, sizeof c);
-  c.uops = uops;
-  c.n = n;
   c.local_size[0] = c.local_size[1] = c.local_size[2] = 1;
-  if (tkc_render_posmap("WGSL", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
-  c.r = calloc(n + 1, sizeof *c.r);
+  char *out = NULL;
+  if (tkc_cs_init(&c.cs, "WGSL", "let", uops, n) != TKC_OK) goto done;
   c.base = malloc((n + 1) * sizeof *c.base);
-  c.nchild = calloc(n + 1, sizeof *c.nchild);
-  c.must_name = calloc(n + 1, 1);
   c.skip = calloc(n + 1, 1);
   c.vars = calloc(n + 1, sizeof *c.vars);
-  char *out = NULL;
-  if (!c.r || !c.base || !c.nchild || !c.must_name || !c.skip || !c.vars) { fail_oom(&c); goto done; }
+  if (!c.base || !c.skip || !c.vars) { fail_oom(&c); goto done; }
   for (size_t i = 0; i <= n; i++) c.base[i] = -1;
-  tkc_render_count_uses(uops, n, c.pos, c.npos, c.nchild);
   if (!prepass(&c)) goto done;
-
-  int depth = 1, nbufs = 0;
-  for (size_t i = 0; i < n; i++) {
-    if (c.pos[uops[i]->id] != (int32_t)i) continue;
+  if (!tkc_cs_loop(&c.cs, render_one_cb, &c)) goto done;
+  if (c.decl.oom) { fail_oom(&c); goto done; }
+  int nbufs = 0;
+  for (size_t i = 0; i < n; i++)
     if (uops[i]->op == TKC_OP_DEFINE_GLOBAL && uops[i]->arg.kind == TKC_ARG_INT && uops[i]->arg.v.i >= nbufs) nbufs = (int)uops[i]->arg.v.i + 1;
-    if (!render_one(&c, i, &depth) || c.failed) { c.failed = true; goto done; }
-  }
-  if (c.body.oom || c.decl.oom) { fail_oom(&c); goto done; }
   for (int d = 0; d < 3; d++)
     if (c.local_size[d] < 1 || c.local_size[d] > 1024) {
       tkc_err(TKC_EUNSUPPORTED, "WGSL renderer: local size %lld on axis %d is out of range", (long long)c.local_size[d], d);
-      c.failed = true;
+      c.cs.failed = true;
       goto done;
     }
 
@@ -1106,24 +1042,18 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   tkc_sbuf_printf(&o, "@compute @workgroup_size(%lld, %lld, %lld)\n", (long long)c.local_size[0], (long long)c.local_size[1],
                   (long long)c.local_size[2]);
   tkc_sbuf_printf(&o, "fn %s(@builtin(workgroup_id) gindex: vec3<u32>, @builtin(local_invocation_id) lindex: vec3<u32>) {\n", name);
-  if (c.body.s) tkc_sbuf_puts(&o, c.body.s);
+  if (c.cs.body.s) tkc_sbuf_puts(&o, c.cs.body.s);
   tkc_sbuf_puts(&o, "}\n");
   out = tkc_sbuf_take(&o);
-  if (!out) c.failed = true;
+  if (!out) c.cs.failed = true;
 
 done:
-  if (c.r)
-    for (size_t i = 0; i < n; i++) free(c.r[i]);
-  free(c.r);
-  free(c.pos);
   free(c.base);
-  free(c.nchild);
-  free(c.must_name);
   free(c.skip);
   free(c.vars);
   free(c.decl.s);
-  free(c.body.s);
-  if (c.failed) {
+  tkc_cs_free(&c.cs);
+  if (c.cs.failed) {
     free(out);
     return NULL;
   }
