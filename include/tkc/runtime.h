@@ -46,6 +46,22 @@ typedef struct tkc_pool_stats {
 TKC_API tkc_status tkc_device_pool_stats(const tkc_device *d, tkc_pool_stats *out);
 /* Gives every pooled buffer of d back to the device (tkc_ctx_free does this for its device). */
 TKC_API void tkc_device_release_pool(tkc_device *d);
+
+/* The on-disk cache of compiled kernels (CPU shared objects, LLVM object code): a second process
+ * running the same program compiles nothing. Folder: $TKC_CACHE_DIR, else $XDG_CACHE_HOME/tkc, else
+ * ~/.cache/tkc; TKC_CACHE_DIR= (empty) turns it off. Entries are keyed by the kernel's source, the
+ * device, the compiler and its version and flags, the host CPU and tkc's version; writes are atomic,
+ * files 0600 in 0700 folders of the user; a damaged entry is detected (checksum), removed and
+ * rebuilt; TKC_CACHE_MB (default 1024) bounds the size, least recently used entries going first.
+ * Counts are for this process: hits, misses (no entry), stores, rejected (damaged entries), errors
+ * (files that could not be read or written: the kernel is built anyway). */
+typedef struct tkc_disk_cache_info {
+  int64_t hits, misses, stores, rejected, errors;
+  int enabled; /* 0: TKC_CACHE_DIR is empty or no folder could be named */
+  char dir[4096];
+  int64_t bound_bytes;
+} tkc_disk_cache_info;
+TKC_API void tkc_disk_cache_stats(tkc_disk_cache_info *out);
 TKC_API size_t tkc_buffer_nbytes(const tkc_buffer *b);
 TKC_API size_t tkc_buffer_numel(const tkc_buffer *b);
 TKC_API tkc_dtype tkc_buffer_dtype(const tkc_buffer *b);

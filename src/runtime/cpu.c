@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "runtime/device.h"
+#include "runtime/disk_cache.h"
 #include "runtime/host_mem.h"
 
 extern char **environ;
@@ -83,6 +84,7 @@ static int cc_nwords;
 static char cc_buf[512];
 static char cc_why[600];
 static int cc_ok;
+static char cc_ident[1024]; /* the compiler's first --version line and the host CPU: part of the disk cache key */
 
 /* splits s into up to max-1 blank-separated words stored in buf (NUL-separated) */
 static int split_words(const char *s, char *buf, size_t bufn, char **words, int max) {
@@ -99,6 +101,9 @@ static int split_words(const char *s, char *buf, size_t bufn, char **words, int 
   return n;
 }
 
+static char *read_file(const char *path, size_t max);
+static void cc_identify(const char *ver);
+
 static int try_compiler(const char *cmd, char *tried, size_t tn) {
   cc_nwords = split_words(cmd, cc_buf, sizeof cc_buf, cc_words, (int)TKC_COUNTOF(cc_words) - 1);
   if (cc_nwords == 0) {
@@ -110,13 +115,34 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   argv[cc_nwords] = (char *)"--version";
   argv[cc_nwords + 1] = NULL;
   int err;
-  int rc = run_quiet(argv, NULL, &err);
-  if (rc == 0) return 1;
+  char log[4200];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(log, sizeof log, "%s/tkc-ccver-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+  int fd = mkstemp(log);
+  if (fd >= 0) close(fd);
+  int rc = run_quiet(argv, fd >= 0 ? log : NULL, &err);
+  char *ver = rc == 0 && fd >= 0 ? read_file(log, 512) : NULL;
+  if (fd >= 0) unlink(log);
+  if (rc == 0) {
+    cc_identify(ver);
+    free(ver);
+    return 1;
+  }
   size_t l = strlen(tried);
   if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, strerror(err));
   else if (rc == 127) snprintf(tried + l, tn - l, "%s%s (not found)", l ? ", " : "", cmd);
   else snprintf(tried + l, tn - l, "%s%s (--version exited with %d)", l ? ", " : "", cmd, rc);
   return 0;
+}
+
+/* cc_ident: what else a compiled object depends on than its source and flags: the compiler's
+ * first --version line (ver) and the host CPU */
+static void cc_identify(const char *ver) {
+  char cpu[768] = "?";
+  char *info = read_file("/proc/cpuinfo", 64 * 1024), *m = info ? strstr(info, "model name") : NULL, *f = info ? strstr(info, "\nflags") : NULL;
+  if (m || f) snprintf(cpu, sizeof cpu, "%.*s|%.*s", m ? (int)strcspn(m, "\n") : 0, m ? m : "", f ? (int)strcspn(f + 1, "\n") : 0, f ? f + 1 : "");
+  snprintf(cc_ident, sizeof cc_ident, "%.*s\n%s", ver ? (int)strcspn(ver, "\n") : 1, ver ? ver : "?", cpu);
+  free(info);
 }
 
 static void cc_detect(void) {
@@ -159,6 +185,32 @@ static char *read_file(const char *path, size_t max) {
   fclose(f);
   s[n] = 0;
   return s;
+}
+
+/* the whole file (at most max bytes, else NULL) */
+static void *read_bytes(const char *path, size_t max, size_t *n) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  char *s = malloc(max + 1);
+  size_t got = s ? fread(s, 1, max + 1, f) : 0;
+  fclose(f);
+  if (!s || got > max) {
+    free(s);
+    return NULL;
+  }
+  *n = got;
+  return s;
+}
+
+/* the disk cache key of k's object: everything the compiled bytes depend on */
+static char *object_key(const tkc_kernel *k, size_t *n) {
+  tkc_sbuf b = {0};
+  tkc_sbuf_printf(&b, "tkc %s CPU shared object\n%s\n", tkc_version(), cc_ident);
+  for (int i = 0; i < cc_nwords; i++) tkc_sbuf_printf(&b, "%s ", cc_words[i]);
+  for (size_t i = 0; i < TKC_COUNTOF(cc_flags); i++) tkc_sbuf_printf(&b, "%s ", cc_flags[i]);
+  tkc_sbuf_printf(&b, "-lm\n%s", k->source);
+  *n = b.s ? strlen(b.s) : 0;
+  return tkc_sbuf_take(&b);
 }
 
 /* removes every occurrence of pat from s (in place) */
@@ -228,7 +280,19 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
 
   cpu_prog *p = NULL;
   char *msg = NULL;
-  FILE *f = fopen(src, "wb");
+  size_t keylen = 0, objlen = 0;
+  char *key = object_key(k, &keylen);
+  void *obj = key ? tkc_dcache_get("cpu", key, keylen, &objlen) : NULL;
+  FILE *f = NULL;
+  if (obj) { /* built by an earlier process: dlopen wants a file */
+    f = fopen(out, "wb");
+    int ok = f && fwrite(obj, 1, objlen, f) == objlen;
+    if (f && fclose(f) != 0) ok = 0;
+    f = NULL;
+    if (ok) goto load;
+  }
+compile:
+  f = fopen(src, "wb");
   size_t slen = strlen(k->source);
   if (!f || fwrite(k->source, 1, slen, f) != slen || fclose(f) != 0) {
     int e = errno;
@@ -264,10 +328,24 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
     st = compile_error(k, rc, msg);
     goto cleanup;
   }
+  if (key) { /* for the next process */
+    size_t n = 0;
+    void *bytes = read_bytes(out, (size_t)1 << 30, &n);
+    if (bytes) tkc_dcache_put("cpu", key, keylen, bytes, n);
+    free(bytes);
+  }
 
+load:
   p = calloc(1, sizeof *p);
   if (!p) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
   p->dl = dlopen(out, RTLD_NOW | RTLD_LOCAL);
+  if (!p->dl && obj) { /* a cached object this process cannot load: build it again */
+    free(p);
+    p = NULL;
+    free(obj);
+    obj = NULL;
+    goto compile;
+  }
   if (!p->dl) {
     const char *de = dlerror();
     st = tkc_err(TKC_ECOMPILE, "CPU: cannot load the compiled kernel %s: %s", k->name, de ? de : "dlopen failed");
@@ -285,6 +363,8 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   p->parallel = strstr(k->source, "tkc_hi_") != NULL && tkc_kernel_work_estimate(k) >= TKC_CPU_PARALLEL_MIN_WORK;
 cleanup:
   free(msg);
+  free(key);
+  free(obj);
   unlink(src);
   unlink(out);
   unlink(log);

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/device.h"
+#include "runtime/disk_cache.h"
 #include "runtime/host_mem.h"
 
 /* ---------------------------------------------------------------- half conversions
@@ -153,6 +154,7 @@ const char tkc_llvm_half_support_ir[] =
 #include <llvm-c/Target.h>
 #include <llvm-c/TargetMachine.h>
 #include <llvm-c/Transforms/PassBuilder.h>
+#include <llvm/Config/llvm-config.h> /* LLVM_VERSION_STRING: a C header */
 
 /* ---------------------------------------------------------------- the process-wide JIT */
 
@@ -265,8 +267,48 @@ static int llvm_available(char *why, size_t n) {
 
 /* ---------------------------------------------------------------- compile */
 
+/* Symbols named by content (so that the object code is the same in every process and can come from
+ * the disk cache) must be unique among the live kernels of the JIT: a set of the claimed ones. */
+typedef struct live_symbol {
+  struct live_symbol *next;
+  char name[300];
+} live_symbol;
+static live_symbol *live_symbols;
+static mtx_t live_lock;
+static once_flag live_once = ONCE_FLAG_INIT;
+static void live_init(void) { mtx_init(&live_lock, mtx_plain); }
+
+/* claims name; NULL when another live kernel has it */
+static live_symbol *claim_symbol(const char *name) {
+  call_once(&live_once, live_init);
+  mtx_lock(&live_lock);
+  live_symbol *s = live_symbols;
+  while (s && strcmp(s->name, name)) s = s->next;
+  live_symbol *mine = s ? NULL : calloc(1, sizeof *mine);
+  if (mine) {
+    snprintf(mine->name, sizeof mine->name, "%s", name);
+    mine->next = live_symbols;
+    live_symbols = mine;
+  }
+  mtx_unlock(&live_lock);
+  return mine;
+}
+
+static void unclaim_symbol(live_symbol *mine) {
+  if (!mine) return;
+  mtx_lock(&live_lock);
+  for (live_symbol **pp = &live_symbols; *pp; pp = &(*pp)->next)
+    if (*pp == mine) {
+      *pp = mine->next;
+      break;
+    }
+  mtx_unlock(&live_lock);
+  free(mine);
+}
+
 typedef struct llvm_prog {
   LLVMOrcResourceTrackerRef rt;
+  live_symbol *symbol; /* the content-named symbol it holds, if any */
   void (*fn)(void);
   tkc_ffi_sig sig;
   bool parallel; /* big enough to spread across cores, and the IR splits a loop */
@@ -280,8 +322,18 @@ static void prog_free(llvm_prog *p) {
     LLVMOrcReleaseResourceTracker(p->rt);
     LLVMOrcSymbolStringPoolClearDeadEntries(LLVMOrcExecutionSessionGetSymbolStringPool(LLVMOrcLLJITGetExecutionSession(jit)));
   }
+  unclaim_symbol(p->symbol);
   tkc_ffi_release(&p->sig);
   free(p);
+}
+
+/* the disk cache key of k's object code as symbol */
+static char *object_key(const tkc_kernel *k, const char *symbol, size_t *n) {
+  tkc_sbuf b = {0};
+  tkc_sbuf_printf(&b, "tkc %s LLVM %s object\n%s %s %s\nO2 %s\n%s", tkc_version(), LLVM_VERSION_STRING, host_triple, host_cpu, host_features,
+                  symbol, k->source);
+  *n = b.s ? strlen(b.s) : 0;
+  return tkc_sbuf_take(&b);
 }
 
 /* parses, verifies, optimizes and compiles k's IR to an object file in memory (a context and target
@@ -364,16 +416,33 @@ static tkc_status llvm_compile(const tkc_kernel *k, void **handle) {
   char why[600];
   if (!llvm_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "LLVM: %s", why);
 
+  /* the symbol: named by the IR's content, so the object can come from / go to the disk cache;
+   * a serial number when another live kernel has that name */
   char symbol[300];
-  snprintf(symbol, sizeof symbol, "tkc_llvm_%lu_%.200s", (unsigned long)atomic_fetch_add(&kernel_serial, 1), k->name);
-  LLVMMemoryBufferRef obj = NULL;
-  st = build_object(k, symbol, &obj);
-  if (st) return st;
+  snprintf(symbol, sizeof symbol, "tkc_llvm_%016llx_%.200s", (unsigned long long)tkc_hash64(k->source, strlen(k->source), 0), k->name);
+  live_symbol *claimed = claim_symbol(symbol);
+  if (!claimed) snprintf(symbol, sizeof symbol, "tkc_llvm_%lu_%.200s", (unsigned long)atomic_fetch_add(&kernel_serial, 1), k->name);
+  size_t keylen = 0, cached_len = 0;
+  char *key = claimed ? object_key(k, symbol, &keylen) : NULL;
+  void *cached = key ? tkc_dcache_get("llvm", key, keylen, &cached_len) : NULL;
+  LLVMMemoryBufferRef obj = cached ? LLVMCreateMemoryBufferWithMemoryRangeCopy(cached, cached_len, symbol) : NULL;
+  free(cached);
+  if (!obj) {
+    st = build_object(k, symbol, &obj);
+    if (!st && key) tkc_dcache_put("llvm", key, keylen, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
+  }
+  free(key);
+  if (st) {
+    unclaim_symbol(claimed);
+    return st;
+  }
   llvm_prog *p = calloc(1, sizeof *p);
   if (!p) {
+    unclaim_symbol(claimed);
     LLVMDisposeMemoryBuffer(obj);
     return tkc_err(TKC_ENOMEM, "LLVM: out of memory");
   }
+  p->symbol = claimed;
   p->rt = LLVMOrcJITDylibCreateResourceTracker(LLVMOrcLLJITGetMainJITDylib(jit));
   LLVMErrorRef e = LLVMOrcLLJITAddObjectFileWithRT(jit, p->rt, obj); /* owns obj, even on error */
   LLVMOrcExecutorAddress addr = 0;

@@ -1,0 +1,23 @@
+/* src/runtime/disk_cache.h — the on-disk cache of compiled kernels (and other build results) that
+ * outlives the process: a second process running the same program compiles nothing. Internal; the
+ * public side is tkc_disk_cache_stats / tkc_disk_cache_dir in tkc/runtime.h. */
+#ifndef TKC_DISK_CACHE_H
+#define TKC_DISK_CACHE_H
+
+#include <stddef.h>
+#include "base/common.h"
+
+/* Looks key up in the cache's kind folder ("cpu", "llvm", ...). On a hit returns the stored bytes
+ * (malloc'ed, *n set); NULL on a miss, when the cache is off, or when the entry is damaged (a
+ * truncated, corrupt, foreign or unreadable file is removed and counts as "rejected"). Never sets
+ * an error: the caller builds what it looked for. */
+TKC_HIDDEN void *tkc_dcache_get(const char *kind, const void *key, size_t keylen, size_t *n);
+
+/* Stores data under key, atomically (a private temporary file renamed into place), then keeps the
+ * cache within its size bound. Failures only count in the stats (and print at TKC_DEBUG >= 2). */
+TKC_HIDDEN void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void *data, size_t n);
+
+/* a 64-bit hash of n bytes (FNV-1a with a final mix), seeded */
+TKC_HIDDEN uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed);
+
+#endif

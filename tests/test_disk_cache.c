@@ -1,0 +1,319 @@
+/* The on-disk kernel cache (src/runtime/disk_cache.c) across processes: this test runs itself as a
+ * child ("--child DEVICE OUT") that realizes a small program on DEVICE with TKC_CACHE_DIR set by the
+ * parent, checks its values against plain C and writes its cache counts to OUT. The parent fills,
+ * damages and locks the cache between children, on every host device that compiles (CPU, LLVM):
+ *   a second process hits and compiles nothing; corrupt, truncated and other-format entries are
+ *   rejected and rebuilt; a missing folder is created (0700, entries 0600); a folder others may
+ *   write and a path that cannot be a folder turn the cache off; two processes filling the same
+ *   cache at once both succeed; TKC_CACHE_DIR= disables it; a child prints nothing without
+ *   TKC_DEBUG. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <math.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "tkc.h"
+#include "tkc/runtime.h"
+
+extern char **environ;
+static const char *self_path;
+static char work[256]; /* this test's scratch folder */
+
+/* ---------------------------------------------------------------- the child */
+
+static int child_main(const char *dev, const char *out) {
+  enum { N = 64 };
+  float x[N], y[N];
+  for (int i = 0; i < N; i++) x[i] = (float)i / N - 0.5f;
+  tkc_ctx *ctx = tkc_ctx_new(dev);
+  tkc_tensor *t = ctx ? tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){8, 8}, x) : NULL;
+  /* two kernels: exp(x*x) + its row sums broadcast back */
+  tkc_tensor *e = t ? tkc_exp(tkc_mul(t, t)) : NULL, *r = e ? tkc_add(e, tkc_sum(e, 1, (const int[]){1}, 1)) : NULL;
+  int ok = r && tkc_copy_out(r, y, sizeof y) == TKC_OK;
+  for (int i = 0; ok && i < 8; i++) {
+    double s = 0;
+    for (int j = 0; j < 8; j++) s += exp((double)x[i * 8 + j] * x[i * 8 + j]);
+    for (int j = 0; j < 8; j++) ok = fabs(y[i * 8 + j] - (exp((double)x[i * 8 + j] * x[i * 8 + j]) + s)) < 1e-4;
+  }
+  tkc_disk_cache_info info;
+  tkc_disk_cache_stats(&info);
+  FILE *f = fopen(out, "w");
+  if (!f) return 3;
+  fprintf(f, "%d %lld %lld %lld %lld %lld %d\n", ok, (long long)info.hits, (long long)info.misses, (long long)info.stores,
+          (long long)info.rejected, (long long)info.errors, info.enabled);
+  fclose(f);
+  tkc_ctx_free(ctx);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- the parent */
+
+typedef struct counts {
+  int ok;
+  long long hits, misses, stores, rejected, errors;
+  int enabled;
+  long stderr_bytes;
+} counts;
+
+typedef struct child {
+  pid_t pid;
+  char out[300], err[300];
+} child;
+
+/* starts a child on dev with TKC_CACHE_DIR=dir (NULL: unset; "" : empty) and TKC_DEBUG unset */
+static int start(child *c, const char *dev, const char *dir, int tag) {
+  snprintf(c->out, sizeof c->out, "%s/out%d", work, tag);
+  snprintf(c->err, sizeof c->err, "%s/err%d", work, tag);
+  char cache_env[400];
+  char *env[256];
+  int ne = 0;
+  for (char **e = environ; *e && ne < 250; e++)
+    if (strncmp(*e, "TKC_CACHE_DIR=", 14) && strncmp(*e, "TKC_DEBUG=", 10)) env[ne++] = *e;
+  if (dir) {
+    snprintf(cache_env, sizeof cache_env, "TKC_CACHE_DIR=%s", dir);
+    env[ne++] = cache_env;
+  }
+  env[ne] = NULL;
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 2, c->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  char *argv[] = {(char *)self_path, (char *)"--child", (char *)dev, c->out, NULL};
+  int rc = posix_spawn(&c->pid, self_path, &fa, NULL, argv, env);
+  posix_spawn_file_actions_destroy(&fa);
+  return rc == 0;
+}
+
+static counts finish(child *c) {
+  counts r;
+  memset(&r, 0, sizeof r);
+  int st;
+  if (waitpid(c->pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return r;
+  FILE *f = fopen(c->out, "r");
+  if (!f) return r;
+  if (fscanf(f, "%d %lld %lld %lld %lld %lld %d", &r.ok, &r.hits, &r.misses, &r.stores, &r.rejected, &r.errors, &r.enabled) != 7) r.ok = 0;
+  fclose(f);
+  struct stat sb;
+  r.stderr_bytes = stat(c->err, &sb) ? -1 : (long)sb.st_size;
+  return r;
+}
+
+static counts run_child(const char *dev, const char *dir) {
+  static int tag;
+  child c;
+  counts r;
+  memset(&r, 0, sizeof r);
+  if (!start(&c, dev, dir, tag++)) return r;
+  return finish(&c);
+}
+
+/* calls fn on every entry file of dir/kind (not the temporary ones); returns how many */
+static int each_entry(const char *dir, const char *kind, void (*fn)(const char *path)) {
+  char d[400];
+  snprintf(d, sizeof d, "%s/%s", dir, kind);
+  DIR *dp = opendir(d);
+  int n = 0;
+  struct dirent *de;
+  while (dp && (de = readdir(dp))) {
+    if (de->d_name[0] == '.') continue;
+    char p[700];
+    if (snprintf(p, sizeof p, "%s/%s", d, de->d_name) >= (int)sizeof p) continue;
+    if (fn) fn(p);
+    n++;
+  }
+  if (dp) closedir(dp);
+  return n;
+}
+
+static void flip_middle_byte(const char *path) {
+  FILE *f = fopen(path, "r+b");
+  if (!f) return;
+  fseek(f, 0, SEEK_END);
+  long n = ftell(f);
+  fseek(f, n / 2, SEEK_SET);
+  int c = fgetc(f);
+  fseek(f, n / 2, SEEK_SET);
+  fputc(c ^ 0x5a, f);
+  fclose(f);
+}
+
+static void truncate_half(const char *path) {
+  struct stat sb;
+  if (!stat(path, &sb)) truncate(path, sb.st_size / 2);
+}
+
+static void other_format(const char *path) { /* the format version field, right after the magic */
+  FILE *f = fopen(path, "r+b");
+  if (!f) return;
+  fseek(f, 8, SEEK_SET);
+  unsigned v = 99;
+  fwrite(&v, sizeof v, 1, f);
+  fclose(f);
+}
+
+static int mode_of(const char *path) {
+  struct stat sb;
+  return stat(path, &sb) ? -1 : (int)(sb.st_mode & 0777);
+}
+
+static void check_mode(const char *path) { assert_int_equal(mode_of(path), 0600); }
+
+static const char *const KIND[2] = {"cpu", "llvm"};
+static const char *const DEV[2] = {"CPU", "LLVM"};
+
+static void test_across_processes(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) {
+      printf("  skipped on %s: unavailable here\n", DEV[d]);
+      continue;
+    }
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/%s/a/b", work, DEV[d]); /* missing: created */
+    counts c = run_child(DEV[d], dir);
+    assert_true(c.ok && c.enabled);
+    assert_true(c.misses >= 2 && c.stores >= 2 && c.hits == 0 && c.rejected == 0 && c.errors == 0);
+    assert_int_equal(c.stderr_bytes, 0);
+    assert_int_equal(mode_of(dir), 0700);
+    assert_true(each_entry(dir, KIND[d], check_mode) >= 2);
+
+    c = run_child(DEV[d], dir); /* the second process compiles nothing */
+    assert_true(c.ok && c.hits >= 2 && c.misses == 0 && c.stores == 0 && c.rejected == 0);
+    assert_int_equal(c.stderr_bytes, 0);
+
+    void (*damage[3])(const char *) = {flip_middle_byte, truncate_half, other_format};
+    for (int k = 0; k < 3; k++) {
+      assert_true(each_entry(dir, KIND[d], damage[k]) >= 2);
+      c = run_child(DEV[d], dir); /* rejected, rebuilt, stored again: right values */
+      assert_true(c.ok && c.rejected >= 2 && c.stores >= 2 && c.hits == 0);
+      assert_int_equal(c.stderr_bytes, 0);
+      c = run_child(DEV[d], dir);
+      assert_true(c.ok && c.hits >= 2 && c.stores == 0 && c.rejected == 0);
+    }
+  }
+}
+
+static void test_unusable_folders(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) continue;
+    char dir[400];
+    /* writable by others: the cache would run what anyone planted there, so it stays off */
+    snprintf(dir, sizeof dir, "%s/open-%s", work, DEV[d]);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(chmod(dir, 0777), 0);
+    counts c = run_child(DEV[d], dir);
+    assert_true(c.ok && c.stores == 0 && c.errors >= 1);
+    assert_int_equal(c.stderr_bytes, 0);
+    assert_int_equal(each_entry(dir, KIND[d], NULL), 0);
+    /* a path under a regular file cannot be a folder */
+    snprintf(dir, sizeof dir, "%s/file-%s", work, DEV[d]);
+    FILE *f = fopen(dir, "w");
+    assert_non_null(f);
+    fclose(f);
+    strcat(dir, "/cache");
+    c = run_child(DEV[d], dir);
+    assert_true(c.ok && c.stores == 0 && c.hits == 0 && c.errors >= 1);
+    assert_int_equal(c.stderr_bytes, 0);
+    /* TKC_CACHE_DIR= turns it off */
+    c = run_child(DEV[d], "");
+    assert_true(c.ok && !c.enabled && c.hits == 0 && c.stores == 0 && c.errors == 0);
+  }
+}
+
+static void test_concurrent_writers(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) continue;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/race-%s", work, DEV[d]);
+    for (int round = 0; round < 3; round++) { /* fresh entries each round */
+      char rd[460];
+      snprintf(rd, sizeof rd, "%s/%d", dir, round);
+      child a, b;
+      assert_true(start(&a, DEV[d], rd, 100 + round * 2));
+      assert_true(start(&b, DEV[d], rd, 101 + round * 2));
+      counts ca = finish(&a), cb = finish(&b);
+      assert_true(ca.ok && cb.ok && ca.errors == 0 && cb.errors == 0 && ca.rejected == 0 && cb.rejected == 0);
+      counts c = run_child(DEV[d], rd);
+      assert_true(c.ok && c.hits >= 2 && c.stores == 0 && c.rejected == 0);
+      char kd[520];
+      snprintf(kd, sizeof kd, "%s/%s", rd, KIND[d]);
+      DIR *dp = opendir(kd);
+      struct dirent *de;
+      int temps = 0;
+      while (dp && (de = readdir(dp))) temps += !strncmp(de->d_name, ".tmp-", 5);
+      if (dp) closedir(dp);
+      assert_int_equal(temps, 0); /* no temporary file left behind */
+    }
+  }
+}
+
+/* in this process a second ctx reuses the kernels already loaded: nothing is built or read again */
+static void test_second_ctx(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) continue;
+    char out[300];
+    snprintf(out, sizeof out, "%s/inproc-%s", work, DEV[d]);
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/inproc-cache-%s", work, DEV[d]);
+    setenv("TKC_CACHE_DIR", dir, 1);
+    assert_int_equal(child_main(DEV[d], out), 0);
+    tkc_disk_cache_info before, after;
+    tkc_disk_cache_stats(&before);
+    assert_int_equal(child_main(DEV[d], out), 0);
+    tkc_disk_cache_stats(&after);
+    assert_int_equal(after.misses + after.hits + after.stores, before.misses + before.hits + before.stores);
+    FILE *f = fopen(out, "r");
+    int ok = 0;
+    assert_non_null(f);
+    assert_int_equal(fscanf(f, "%d", &ok), 1);
+    fclose(f);
+    assert_true(ok);
+  }
+}
+
+static void test_stats_bad_input(void **state) {
+  (void)state;
+  tkc_disk_cache_stats(NULL); /* a no-op */
+  setenv("TKC_CACHE_DIR", "", 1);
+  tkc_disk_cache_info i;
+  tkc_disk_cache_stats(&i);
+  assert_int_equal(i.enabled, 0);
+  assert_string_equal(i.dir, "");
+  setenv("TKC_CACHE_DIR", "/nonexistent/x", 1);
+  tkc_disk_cache_stats(&i);
+  assert_int_equal(i.enabled, 1);
+  assert_string_equal(i.dir, "/nonexistent/x");
+  assert_true(i.bound_bytes > 0);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 4 && !strcmp(argv[1], "--child")) return child_main(argv[2], argv[3]);
+  self_path = argv[0];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(work, sizeof work, "%s/tkc-test-cache-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+  if (!mkdtemp(work)) return 1;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_across_processes),
+      cmocka_unit_test(test_unusable_folders),
+      cmocka_unit_test(test_concurrent_writers),
+      cmocka_unit_test(test_second_ctx),
+      cmocka_unit_test(test_stats_bad_input),
+  };
+  int rc = cmocka_run_group_tests(tests, NULL, NULL);
+  char cmd[400];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", work); /* test-side cleanup only */
+  if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", work);
+  return rc;
+}
