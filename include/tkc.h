@@ -181,6 +181,20 @@ typedef struct tkc_stats {
 } tkc_stats;
 /* Fills *out; TKC_EINVAL for a NULL ctx or out. */
 TKC_API tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out);
+/* Progress of long work, for a program to show (the library itself prints nothing unless
+ * TKC_DEBUG >= 1 asks for a line per kernel on stderr): fn is called on the thread that realizes,
+ * once per kernel a realize builds (cache hits are not reported), with the kernel's name, how many
+ * of the realize's kernels to build are done and the seconds this one took. stage is "compile".
+ * Kernels of one realize compile in parallel on the host devices (CPU, LLVM): done counts them in
+ * the order they finish. fn NULL turns it off; TKC_EINVAL for a NULL ctx. */
+typedef struct tkc_progress {
+  const char *stage;
+  const char *kernel;
+  int done, total;
+  double seconds;
+} tkc_progress;
+typedef void (*tkc_progress_fn)(const tkc_progress *p, void *user);
+TKC_API tkc_status tkc_ctx_set_progress(tkc_ctx *ctx, tkc_progress_fn fn, void *user);
 /* Number of kernels t's schedule still needs (0 once realized); -1 on error. */
 TKC_API int tkc_kernel_count(tkc_tensor *t);
 /* The kernels of t's schedule rendered for renderer "C", "LLVM", "PTX" or "WGSL" (lowered for that

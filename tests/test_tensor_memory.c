@@ -7,6 +7,7 @@
 #include <setjmp.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <pthread.h>
 #include <time.h>
 #include <unistd.h>
 #include "tensor_ref.h"
@@ -368,6 +369,64 @@ static void test_scope_loop(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- progress callback */
+
+typedef struct seen { /* what on_progress was told */
+  char names[16][160];
+  int done[16], n, total, wrong_thread;
+  pthread_t self;
+} seen;
+
+static void on_progress(const tkc_progress *p, void *user) {
+  seen *s = user;
+  if (!pthread_equal(pthread_self(), s->self)) s->wrong_thread++;
+  if (s->n < 16) {
+    snprintf(s->names[s->n], sizeof s->names[0], "%s", p->kernel);
+    s->done[s->n] = p->done;
+  }
+  s->n++;
+  s->total = p->total;
+  if (strcmp(p->stage, "compile") || p->seconds < 0) s->wrong_thread += 100;
+}
+
+/* every kernel a realize builds is reported once, on the realizing thread, counted 1..total; a
+ * realize whose kernels are all cached reports nothing */
+static void test_progress(void **state) {
+  (void)state;
+  tr_begin();
+  TR_EXPECT(tkc_ctx_set_progress(NULL, on_progress, NULL) == TKC_EINVAL, "set_progress(NULL ctx)");
+  FOR_EACH_DEVICE(dev, ctx) {
+    static int salt;
+    int64_t n = 37 + salt++; /* shapes no other test made: kernels this process has not built */
+    seen s;
+    memset(&s, 0, sizeof s);
+    s.self = pthread_self();
+    TR_EXPECT(tkc_ctx_set_progress(ctx, on_progress, &s) == TKC_OK, "%s: set_progress", dev);
+    tkc_tensor *x = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){n, 5}, 0.5);
+    tkc_tensor *y = tkc_sum(tkc_exp(x), 1, (const int[]){1}, 1); /* a reduce */
+    tkc_tensor *z = tkc_add(tkc_mul(x, y), tkc_max(tkc_sqrt(x), 0, NULL, 0));
+    tkc_stats a, b;
+    tkc_ctx_stats(ctx, &a);
+    TR_EXPECT(tkc_realize(z) == TKC_OK, "%s: realize", dev);
+    tkc_ctx_stats(ctx, &b);
+    int built = (int)(b.kernels_built - a.kernels_built);
+    TR_EXPECT(built >= 2 && s.n == built && s.total == built && !s.wrong_thread, "%s: %d reports of %d built (total %d, %d wrong)", dev, s.n,
+              built, s.total, s.wrong_thread);
+    for (int i = 0; i < s.n && i < 16; i++)
+      TR_EXPECT(s.done[i] == i + 1 && s.names[i][0], "%s: report %d says done %d (kernel \"%s\")", dev, i, s.done[i], s.names[i]);
+    float v[64 * 5];
+    TR_EXPECT(tkc_copy_out(z, v, (size_t)n * 5 * sizeof *v) == TKC_OK && fabsf(v[0] - (0.5f * 5 * expf(0.5f) + sqrtf(0.5f))) < 1e-4f, "%s: value %g",
+              dev, v[0]);
+    int before = s.n; /* the same kernels again: from the cache, not reported */
+    tkc_tensor *z2 = tkc_add(tkc_mul(x, tkc_sum(tkc_exp(x), 1, (const int[]){1}, 1)), tkc_max(tkc_sqrt(x), 0, NULL, 0));
+    TR_EXPECT(tkc_realize(z2) == TKC_OK && s.n == before, "%s: %d reports for cached kernels", dev, s.n - before);
+    TR_EXPECT(tkc_ctx_set_progress(ctx, NULL, NULL) == TKC_OK, "%s: progress off", dev);
+    tkc_tensor *w = tkc_add(z2, tkc_scalar(ctx, TKC_FLOAT32, 1.25)); /* a new kernel, unreported */
+    TR_EXPECT(tkc_realize(w) == TKC_OK && s.n == before, "%s: reported after turning progress off", dev);
+  }
+  TR_END();
+}
+
 int main(void) {
   setenv("TKC_POOL_MB", "8", 1); /* before the pool is first used: test_buffer_pool checks the bound */
   const struct CMUnitTest tests[] = {
@@ -378,6 +437,7 @@ int main(void) {
       cmocka_unit_test(test_buffer_pool),
       cmocka_unit_test(test_scope_rules),
       cmocka_unit_test(test_scope_loop),
+      cmocka_unit_test(test_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

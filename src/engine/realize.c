@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 #include "graph/graph.h"
 #include "graph/tensor_internal.h"
+#include "engine/compile_pool.h"
 #include "engine/kcache.h"
 #include "runtime/device.h"
 
@@ -94,7 +96,94 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
   return tkc_sbuf_take(&b);
 }
 
-static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts *given) {
+/* a schedule item's program: from the kernel cache, or built by this realize */
+typedef struct built {
+  tkc_program *p;
+  tkc_kcache_ref ref;
+  char *key;        /* when built here: its kernel cache key */
+  double prepare_s; /* the time before compiling */
+} built;
+
+typedef struct build_report { /* what tkc_compile_all's callback needs */
+  tkc_ctx *ctx;
+  built *b;
+  const int *item; /* job -> schedule item */
+  int done, total;
+} build_report;
+
+static void compiled(void *user, int job, double seconds) {
+  build_report *r = user;
+  built *b = &r->b[r->item[job]];
+  double t = b->prepare_s + seconds;
+  r->ctx->kernels_built++;
+  r->ctx->build_s += t;
+  r->done++;
+  const char *name = tkc_program_name(b->p);
+  if (tkc_debug_level() >= 1) fprintf(stderr, "tkc: built %d/%d %s in %.3f s\n", r->done, r->total, name, t);
+  if (r->ctx->progress) r->ctx->progress(&(tkc_progress){"compile", name, r->done, r->total, t}, r->ctx->progress_user);
+}
+
+static int compile_threads(const tkc_device *d) {
+  const char *e = getenv("TKC_CPU_THREADS");
+  long n = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+  return d->impl->compile_threadsafe && n > 1 ? (int)(n > 64 ? 64 : n) : 1;
+}
+
+/* The programs of every item of s: the kernel cache's, else built here, all the kernels this
+ * realize lacks compiled at once (in parallel where the device allows) */
+static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) {
+  int *item = calloc(s->n + 1, sizeof *item), njobs = 0;
+  tkc_program **jobs = calloc(s->n + 1, sizeof *jobs);
+  tkc_status st = item && jobs ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory building kernels");
+  tkc_ctx *ctx = NULL;
+  for (size_t i = 0; !st && i < s->n; i++) {
+    tkc_sched_item *it = &s->items[i];
+    tkc_device *d = it->out->ctx->dev;
+    ctx = it->out->ctx;
+    if (tkc_shape_numel(it->out->ndim, it->out->shape) == 0) continue;
+    const given_opts *g = i + 1 == s->n ? given : NULL;
+    if (!(b[i].key = kernel_key(d, it->ast, g))) {
+      st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
+      break;
+    }
+    if ((b[i].p = tkc_kcache_get(b[i].key, &b[i].ref))) continue;
+    double t0 = now_s();
+    char name[160];
+    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), g, name, sizeof name);
+    if (!(b[i].p = k ? tkc_program_prepare(d, s->g, k, name) : NULL)) {
+      st = tkc_last_status();
+      break;
+    }
+    b[i].prepare_s = now_s() - t0;
+    item[njobs] = (int)i;
+    jobs[njobs++] = b[i].p;
+  }
+  if (!st && njobs) {
+    build_report r = {ctx, b, item, 0, njobs};
+    st = tkc_compile_all(jobs, njobs, compile_threads(ctx->dev), compiled, &r);
+  }
+  for (int j = 0; !st && j < njobs; j++) { /* into the kernel cache (or the program another thread put there first) */
+    built *bi = &b[item[j]];
+    bi->p = tkc_kcache_put(bi->key, bi->p, &bi->ref);
+  }
+  if (st)
+    for (int j = 0; j < njobs; j++) { /* not cached: freed by release_all */
+      b[item[j]].ref = NULL;
+    }
+  free(item);
+  free(jobs);
+  return st;
+}
+
+static void release_all(tkc_schedule *s, built *b) {
+  for (size_t i = 0; b && i < s->n; i++) {
+    if (b[i].p) tkc_kcache_release(b[i].ref, b[i].p);
+    free(b[i].key);
+  }
+  free(b);
+}
+
+static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
   tkc_lazy *out = it->out;
   tkc_device *d = out->ctx->dev;
   int64_t numel = tkc_shape_numel(out->ndim, out->shape);
@@ -102,21 +191,6 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
   if (!rb) return tkc_last_status();
   tkc_status st = TKC_OK;
   if (numel > 0) {
-    char name[160];
-    char *key = kernel_key(d, it->ast, given);
-    tkc_kcache_ref ref = NULL;
-    tkc_program *p = key ? tkc_kcache_get(key, &ref) : NULL;
-    if (!p && key) {
-      double t0 = now_s();
-      tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), given, name, sizeof name);
-      p = k ? tkc_program_new(d, s->g, k, name) : NULL;
-      if (p) p = tkc_kcache_put(key, p, &ref);
-      out->ctx->kernels_built += p != NULL;
-      out->ctx->build_s += now_s() - t0;
-    }
-    bool had_key = key != NULL;
-    free(key);
-    if (!p) st = had_key ? tkc_last_status() : tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
     tkc_buffer *bufs[33];
     bufs[0] = rb->buf;
     for (int i = 0; !st && i < it->ninputs; i++)
@@ -128,7 +202,6 @@ static tkc_status run_item(tkc_schedule *s, tkc_sched_item *it, const given_opts
       out->ctx->kernels_run += !st;
       out->ctx->kernel_s += now_s() - t0;
     }
-    if (p) tkc_kcache_release(ref, p);
   }
   if (!st) {
     tkc_st cst;
@@ -144,7 +217,11 @@ static tkc_status realize(tkc_lazy *n, const given_opts *given) {
   tkc_schedule s = {0};
   tkc_status st = tkc_schedule_build(&s, n);
   if (!st && given && !s.n) st = tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor needs no kernel (a view of realized data)");
-  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s, &s.items[i], i + 1 == s.n ? given : NULL);
+  built *b = st ? NULL : calloc(s.n + 1, sizeof *b);
+  if (!st && !b) st = tkc_err(TKC_ENOMEM, "out of memory realizing %zu kernels", s.n);
+  if (!st) st = build_all(&s, given, b);
+  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s.items[i], b[i].p);
+  release_all(&s, b);
   tkc_schedule_free(&s);
   if (!st && n->kind == TKC_LZ_MOVE) st = tkc_lazy_become_view(n);
   return st;

@@ -394,6 +394,13 @@ tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
   return TKC_OK;
 }
 
+tkc_status tkc_ctx_set_progress(tkc_ctx *ctx, tkc_progress_fn fn, void *user) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "tkc_ctx_set_progress: NULL ctx");
+  ctx->progress = fn;
+  ctx->progress_user = fn ? user : NULL;
+  return TKC_OK;
+}
+
 int tkc_kernel_count(tkc_tensor *t) {
   if (tkc_check(t)) return -1;
   tkc_schedule s;

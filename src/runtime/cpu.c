@@ -411,6 +411,7 @@ const tkc_device_impl tkc_device_cpu = {
     .copyin = tkc_host_copy,
     .copyout = tkc_host_copy,
     .compile = cpu_compile,
+    .compile_threadsafe = true, /* a private folder and compiler process each */
     .release = cpu_release,
     .launch = cpu_launch,
 };

@@ -34,6 +34,7 @@ typedef struct tkc_device_impl {
   /* compiles k into an opaque handle (NULL handle allowed); errors via tkc_err */
   tkc_status (*compile)(const tkc_kernel *k, void **handle);
   void (*release)(void *handle);
+  bool compile_threadsafe; /* compiles may run on several threads at once (the realize driver does) */
   /* runs k: bufs[i] are device pointers (alloc results), vars[i] the DEFINE_VAR values */
   tkc_status (*launch)(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars);
 } tkc_device_impl;
@@ -45,6 +46,12 @@ struct tkc_device {
   size_t pool_bytes;
   int64_t pool_allocs, pool_reuses;
 };
+
+/* tkc_program_new in two steps, so that the realize driver can compile several programs at once:
+ * prepare (linearize, render; one thread at a time per graph g) and compile (thread-safe where
+ * the device's compile_threadsafe says so). */
+TKC_HIDDEN tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name);
+TKC_HIDDEN tkc_status tkc_program_compile(tkc_program *p);
 
 /* The pool (pool.c): memory of exactly nbytes freed earlier on d (counted as a reuse), or NULL
  * (counted as an allocation the caller makes); give keeps p for later (false: the caller frees it). */

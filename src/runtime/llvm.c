@@ -512,6 +512,7 @@ const tkc_device_impl tkc_device_llvm = {
     .copyin = tkc_host_copy,
     .copyout = tkc_host_copy,
     .compile = llvm_compile,
+    .compile_threadsafe = true, /* a context and target machine per compile; ORC links concurrently */
     .release = llvm_release,
     .launch = llvm_launch,
 };

@@ -219,6 +219,20 @@ char *tkc_codegen_source(tkc_uop *sink, const tkc_renderer *r, const char *name)
 }
 
 tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
+  tkc_program *p = tkc_program_prepare(d, g, sink, name);
+  if (p && tkc_program_compile(p)) {
+    tkc_program_free(p);
+    return NULL;
+  }
+  return p;
+}
+
+tkc_status tkc_program_compile(tkc_program *p) {
+  if (p->handle || p->cached) return TKC_OK;
+  return tkc_device_renderer(p->dev) ? cache_get(p) : p->dev->impl->compile(&p->k, &p->handle);
+}
+
+tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
   if (!d || !g || !sink) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
   if (sink->op != TKC_OP_SINK) return tkc_err_null(TKC_EINVAL, "tkc_program_new: the kernel root is %s, not SINK", tkc_op_name((tkc_op)sink->op));
   tkc_program *p = calloc(1, sizeof *p);
@@ -238,7 +252,6 @@ tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const c
   if (!p->source) goto fail;
   p->k.source = p->source;
   if (r && tkc_debug_level() >= 4) fprintf(stderr, "%s\n", p->source);
-  if (r ? cache_get(p) : d->impl->compile(&p->k, &p->handle)) goto fail;
   return p;
 fail:
   tkc_program_free(p);
