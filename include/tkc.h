@@ -195,6 +195,16 @@ typedef struct tkc_progress {
 } tkc_progress;
 typedef void (*tkc_progress_fn)(const tkc_progress *p, void *user);
 TKC_API tkc_status tkc_ctx_set_progress(tkc_ctx *ctx, tkc_progress_fn fn, void *user);
+/* Beam search over kernel opts (as tinygrad's BEAM=N) for the kernels ctx's realizes build: each
+ * kernel's opts are searched by timing candidates on the device, keeping the width fastest per
+ * round, starting from no opts and the heuristics' opts (so never slower than either, as measured),
+ * and the pick's output is checked against the kernel without opts before it is used. The picks are
+ * kept in the kernel cache and on disk (TKC_CACHE_DIR): a later process reuses them without
+ * searching. width 0 turns it off, -1 (the default) takes $TKC_BEAM; TKC_BEAM_BUDGET bounds the
+ * seconds per kernel (default 60). A search reports progress with stage "search" and its time at
+ * TKC_DEBUG >= 1. Not on INTERP (no renderer to time). TKC_EINVAL for a NULL ctx or a width
+ * outside [-1, 64]. */
+TKC_API tkc_status tkc_ctx_set_beam(tkc_ctx *ctx, int width);
 /* Number of kernels t's schedule still needs (0 once realized); -1 on error. */
 TKC_API int tkc_kernel_count(tkc_tensor *t);
 /* The kernels of t's schedule rendered for renderer "C", "LLVM", "PTX" or "WGSL" (lowered for that

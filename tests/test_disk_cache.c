@@ -5,8 +5,8 @@
  *   a second process hits and compiles nothing; corrupt, truncated and other-format entries are
  *   rejected and rebuilt; a missing folder is created (0700, entries 0600); a folder others may
  *   write and a path that cannot be a folder turn the cache off; two processes filling the same
- *   cache at once both succeed; TKC_CACHE_DIR= disables it; a child prints nothing without
- *   TKC_DEBUG. */
+ *   cache at once both succeed; TKC_CACHE_DIR= disables it; beam search picks made by one process
+ *   are used by the next without a search; a child prints nothing without TKC_DEBUG. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -31,11 +31,19 @@ static char work[256]; /* this test's scratch folder */
 
 /* ---------------------------------------------------------------- the child */
 
-static int child_main(const char *dev, const char *out) {
+static void count_search(const tkc_progress *p, void *user) { *(int *)user += !strcmp(p->stage, "search"); }
+
+static int child_main(const char *dev, const char *out, int beam) {
   enum { N = 64 };
   float x[N], y[N];
+  int searches = 0;
   for (int i = 0; i < N; i++) x[i] = (float)i / N - 0.5f;
   tkc_ctx *ctx = tkc_ctx_new(dev);
+  if (ctx && beam) {
+    setenv("TKC_BEAM_BUDGET", "2", 1);
+    tkc_ctx_set_beam(ctx, beam);
+    tkc_ctx_set_progress(ctx, count_search, &searches);
+  }
   tkc_tensor *t = ctx ? tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){8, 8}, x) : NULL;
   /* two kernels: exp(x*x) + its row sums broadcast back */
   tkc_tensor *e = t ? tkc_exp(tkc_mul(t, t)) : NULL, *r = e ? tkc_add(e, tkc_sum(e, 1, (const int[]){1}, 1)) : NULL;
@@ -49,8 +57,8 @@ static int child_main(const char *dev, const char *out) {
   tkc_disk_cache_stats(&info);
   FILE *f = fopen(out, "w");
   if (!f) return 3;
-  fprintf(f, "%d %lld %lld %lld %lld %lld %d\n", ok, (long long)info.hits, (long long)info.misses, (long long)info.stores,
-          (long long)info.rejected, (long long)info.errors, info.enabled);
+  fprintf(f, "%d %lld %lld %lld %lld %lld %d %d\n", ok, (long long)info.hits, (long long)info.misses, (long long)info.stores,
+          (long long)info.rejected, (long long)info.errors, info.enabled, searches);
   fclose(f);
   tkc_ctx_free(ctx);
   return 0;
@@ -61,7 +69,7 @@ static int child_main(const char *dev, const char *out) {
 typedef struct counts {
   int ok;
   long long hits, misses, stores, rejected, errors;
-  int enabled;
+  int enabled, searches;
   long stderr_bytes;
 } counts;
 
@@ -70,8 +78,9 @@ typedef struct child {
   char out[300], err[300];
 } child;
 
-/* starts a child on dev with TKC_CACHE_DIR=dir (NULL: unset; "" : empty) and TKC_DEBUG unset */
-static int start(child *c, const char *dev, const char *dir, int tag) {
+/* starts a child on dev with TKC_CACHE_DIR=dir (NULL: unset; "" : empty) and TKC_DEBUG unset; with
+ * beam, beam search of width 2 */
+static int start_beam(child *c, const char *dev, const char *dir, int tag, int beam) {
   snprintf(c->out, sizeof c->out, "%s/out%d", work, tag);
   snprintf(c->err, sizeof c->err, "%s/err%d", work, tag);
   char cache_env[400];
@@ -87,11 +96,13 @@ static int start(child *c, const char *dev, const char *dir, int tag) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 2, c->err, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  char *argv[] = {(char *)self_path, (char *)"--child", (char *)dev, c->out, NULL};
+  char *argv[] = {(char *)self_path, (char *)"--child", (char *)dev, c->out, beam ? (char *)"beam" : NULL, NULL};
   int rc = posix_spawn(&c->pid, self_path, &fa, NULL, argv, env);
   posix_spawn_file_actions_destroy(&fa);
   return rc == 0;
 }
+
+static int start(child *c, const char *dev, const char *dir, int tag) { return start_beam(c, dev, dir, tag, 0); }
 
 static counts finish(child *c) {
   counts r;
@@ -100,21 +111,24 @@ static counts finish(child *c) {
   if (waitpid(c->pid, &st, 0) < 0 || !WIFEXITED(st) || WEXITSTATUS(st) != 0) return r;
   FILE *f = fopen(c->out, "r");
   if (!f) return r;
-  if (fscanf(f, "%d %lld %lld %lld %lld %lld %d", &r.ok, &r.hits, &r.misses, &r.stores, &r.rejected, &r.errors, &r.enabled) != 7) r.ok = 0;
+  if (fscanf(f, "%d %lld %lld %lld %lld %lld %d %d", &r.ok, &r.hits, &r.misses, &r.stores, &r.rejected, &r.errors, &r.enabled, &r.searches) != 8)
+    r.ok = 0;
   fclose(f);
   struct stat sb;
   r.stderr_bytes = stat(c->err, &sb) ? -1 : (long)sb.st_size;
   return r;
 }
 
-static counts run_child(const char *dev, const char *dir) {
+static counts run_child_beam(const char *dev, const char *dir, int beam) {
   static int tag;
   child c;
   counts r;
   memset(&r, 0, sizeof r);
-  if (!start(&c, dev, dir, tag++)) return r;
+  if (!start_beam(&c, dev, dir, tag++, beam)) return r;
   return finish(&c);
 }
+
+static counts run_child(const char *dev, const char *dir) { return run_child_beam(dev, dir, 0); }
 
 /* calls fn on every entry file of dir/kind (not the temporary ones); returns how many */
 static int each_entry(const char *dir, const char *kind, void (*fn)(const char *path)) {
@@ -258,6 +272,23 @@ static void test_concurrent_writers(void **state) {
   }
 }
 
+/* beam picks: searched by the first process, read by the second, which neither searches nor compiles */
+static void test_beam_across_processes(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) continue;
+    char dir[400];
+    snprintf(dir, sizeof dir, "%s/beam-%s", work, DEV[d]);
+    counts c = run_child_beam(DEV[d], dir, 2);
+    assert_true(c.ok && c.searches >= 2 && c.stores >= 4 && c.errors == 0);
+    assert_int_equal(c.stderr_bytes, 0);
+    assert_true(each_entry(dir, "beam", check_mode) >= 2);
+    c = run_child_beam(DEV[d], dir, 2);
+    assert_true(c.ok && c.searches == 0 && c.stores == 0 && c.hits >= 4 && c.rejected == 0);
+    assert_int_equal(c.stderr_bytes, 0);
+  }
+}
+
 /* in this process a second ctx reuses the kernels already loaded: nothing is built or read again */
 static void test_second_ctx(void **state) {
   (void)state;
@@ -268,10 +299,10 @@ static void test_second_ctx(void **state) {
     char dir[400];
     snprintf(dir, sizeof dir, "%s/inproc-cache-%s", work, DEV[d]);
     setenv("TKC_CACHE_DIR", dir, 1);
-    assert_int_equal(child_main(DEV[d], out), 0);
+    assert_int_equal(child_main(DEV[d], out, 0), 0);
     tkc_disk_cache_info before, after;
     tkc_disk_cache_stats(&before);
-    assert_int_equal(child_main(DEV[d], out), 0);
+    assert_int_equal(child_main(DEV[d], out, 0), 0);
     tkc_disk_cache_stats(&after);
     assert_int_equal(after.misses + after.hits + after.stores, before.misses + before.hits + before.stores);
     FILE *f = fopen(out, "r");
@@ -299,7 +330,7 @@ static void test_stats_bad_input(void **state) {
 }
 
 int main(int argc, char **argv) {
-  if (argc == 4 && !strcmp(argv[1], "--child")) return child_main(argv[2], argv[3]);
+  if ((argc == 4 || argc == 5) && !strcmp(argv[1], "--child")) return child_main(argv[2], argv[3], argc == 5 ? 2 : 0);
   self_path = argv[0];
   const char *tmp = getenv("TMPDIR");
   snprintf(work, sizeof work, "%s/tkc-test-cache-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
@@ -308,6 +339,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_across_processes),
       cmocka_unit_test(test_unusable_folders),
       cmocka_unit_test(test_concurrent_writers),
+      cmocka_unit_test(test_beam_across_processes),
       cmocka_unit_test(test_second_ctx),
       cmocka_unit_test(test_stats_bad_input),
   };

@@ -16,6 +16,7 @@
 #include "codegen/opts.h"
 #include "graph/graph.h"
 #include "graph/tensor_internal.h"
+#include "engine/beam.h"
 #include "engine/compile_pool.h"
 #include "engine/kcache.h"
 #include "runtime/device.h"
@@ -45,10 +46,14 @@ static void dump(const char *stage, const char *name, const tkc_uop *u) {
   free(text);
 }
 
+tkc_uop *tkc_engine_kernel_ast(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
+  return tkc_wants_transcendental_rules(r) ? tkc_graph_rewrite(g, ast, tkc_transcendental_rules(), NULL) : ast;
+}
+
 /* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name. */
 static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, char *name, size_t nname) {
   tkc_kshape ks;
-  if (tkc_wants_transcendental_rules(r) && !(ast = tkc_graph_rewrite(g, ast, tkc_transcendental_rules(), NULL))) return NULL;
+  if (!(ast = tkc_engine_kernel_ast(g, ast, r))) return NULL;
   if (tkc_kshape_init(&ks, ast)) return NULL;
   if (given) {
     for (int i = 0; i < given->n; i++)
@@ -70,6 +75,11 @@ static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, 
   return k;
 }
 
+tkc_uop *tkc_engine_build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const tkc_opt *opts, int nopts, char *name, size_t n) {
+  given_opts given = {opts, nopts};
+  return build_kernel(g, ast, r, &given, name, n);
+}
+
 static double now_s(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
@@ -78,7 +88,7 @@ static double now_s(void) {
 
 /* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
  * they read) and the AST. Malloc'ed; NULL when out of memory. */
-static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given) {
+static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given, int beam) {
   char *ast_str = tkc_uop_str(ast);
   if (!ast_str) return NULL;
   tkc_sbuf b = {0};
@@ -89,7 +99,7 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
     for (int i = 0; i < given->n; i++) tkc_sbuf_printf(&b, "%d,%d,%d;", (int)given->opts[i].op, given->opts[i].axis, given->opts[i].amount);
   else {
     const char *simd = getenv("TKC_SIMD_BYTES");
-    tkc_sbuf_printf(&b, "heuristics noopt=%d simd=%s", noopt(), simd ? simd : "");
+    tkc_sbuf_printf(&b, "heuristics noopt=%d simd=%s beam=%d", noopt(), simd ? simd : "", beam);
   }
   tkc_sbuf_printf(&b, "\n%s", ast_str);
   free(ast_str);
@@ -129,28 +139,76 @@ static int compile_threads(const tkc_device *d) {
   return d->impl->compile_threadsafe && n > 1 ? (int)(n > 64 ? 64 : n) : 1;
 }
 
+/* the sizes of it's buffers, for timing its kernel (inputs not realized yet are earlier items'
+ * outputs: contiguous buffers of their shape) */
+static void item_bufs(const tkc_sched_item *it, tkc_beam_bufs *bb) {
+  bb->n = it->ninputs + 1;
+  bb->dt[0] = it->out->dtype;
+  bb->numel[0] = (size_t)tkc_shape_numel(it->out->ndim, it->out->shape);
+  for (int i = 0; i < it->ninputs && i < 32; i++) {
+    const tkc_lazy *in = it->inputs[i];
+    bool real = in->kind == TKC_LZ_BUFFER;
+    bb->dt[i + 1] = real ? tkc_buffer_dtype(in->rbuf->buf) : in->dtype;
+    bb->numel[i + 1] = real ? tkc_buffer_numel(in->rbuf->buf) : (size_t)tkc_shape_numel(in->ndim, in->shape);
+  }
+}
+
+/* The opts beam search picks for it (from an earlier search on disk, or searched now); false when
+ * the search failed (the heuristics then). */
+static bool beam_opts(tkc_schedule *s, tkc_sched_item *it, const char *key, int width, int done, int total, tkc_opt *opts, int *nopts) {
+  tkc_ctx *ctx = it->out->ctx;
+  if (tkc_beam_load(key, opts, nopts)) return true;
+  tkc_beam_bufs bb;
+  tkc_beam_result br;
+  item_bufs(it, &bb);
+  if (tkc_beam_search(s->g, it->ast, ctx->dev, &bb, width, &br)) {
+    if (tkc_debug_level() >= 1) fprintf(stderr, "tkc: beam search failed (%s); using the heuristics' opts\n", tkc_last_error());
+    tkc_clear_error();
+    return false;
+  }
+  memcpy(opts, br.opts, sizeof br.opts);
+  *nopts = br.nopts;
+  tkc_beam_store(key, opts, *nopts);
+  char name[160];
+  base_name(it->ast, name, sizeof name);
+  if (tkc_debug_level() >= 1) {
+    tkc_kshape ks = {.nopts = br.nopts};
+    memcpy(ks.opts, br.opts, sizeof br.opts);
+    char o[256];
+    tkc_kshape_opts_str(&ks, o, sizeof o);
+    fprintf(stderr, "tkc: beam %d searched %s in %.2f s (%d candidates): %s, %.3f ms (heuristics %.3f ms, no opts %.3f ms)\n", width, name,
+            br.search_s, br.tried, o, br.best_s * 1e3, br.heuristic_s * 1e3, br.noopt_s * 1e3);
+  }
+  if (ctx->progress) ctx->progress(&(tkc_progress){"search", name, done, total, br.search_s}, ctx->progress_user);
+  return true;
+}
+
 /* The programs of every item of s: the kernel cache's, else built here, all the kernels this
  * realize lacks compiled at once (in parallel where the device allows) */
 static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) {
-  int *item = calloc(s->n + 1, sizeof *item), njobs = 0;
+  int *item = calloc(s->n + 1, sizeof *item), njobs = 0, nmiss = 0, nsearched = 0;
   tkc_program **jobs = calloc(s->n + 1, sizeof *jobs);
   tkc_status st = item && jobs ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory building kernels");
-  tkc_ctx *ctx = NULL;
-  for (size_t i = 0; !st && i < s->n; i++) {
+  tkc_ctx *ctx = s->n ? s->items[0].out->ctx : NULL;
+  int width = ctx && tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
+  for (size_t i = 0; !st && i < s->n; i++) { /* the kernel cache first */
     tkc_sched_item *it = &s->items[i];
-    tkc_device *d = it->out->ctx->dev;
-    ctx = it->out->ctx;
     if (tkc_shape_numel(it->out->ndim, it->out->shape) == 0) continue;
     const given_opts *g = i + 1 == s->n ? given : NULL;
-    if (!(b[i].key = kernel_key(d, it->ast, g))) {
-      st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
-      break;
-    }
-    if ((b[i].p = tkc_kcache_get(b[i].key, &b[i].ref))) continue;
+    if (!(b[i].key = kernel_key(ctx->dev, it->ast, g, g ? 0 : width))) st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
+    else if (!(b[i].p = tkc_kcache_get(b[i].key, &b[i].ref))) nmiss++;
+  }
+  for (size_t i = 0; !st && i < s->n; i++) { /* then what it lacks: opts, lowering, rendering */
+    tkc_sched_item *it = &s->items[i];
+    if (b[i].p || !b[i].key) continue;
+    const given_opts *g = i + 1 == s->n ? given : NULL;
     double t0 = now_s();
+    tkc_opt bo[TKC_MAX_OPTS];
+    given_opts searched = {bo, 0};
+    if (!g && width && beam_opts(s, it, b[i].key, width, ++nsearched, nmiss, bo, &searched.n)) g = &searched;
     char name[160];
-    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(d), g, name, sizeof name);
-    if (!(b[i].p = k ? tkc_program_prepare(d, s->g, k, name) : NULL)) {
+    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(ctx->dev), g, name, sizeof name);
+    if (!(b[i].p = k ? tkc_program_prepare(ctx->dev, s->g, k, name) : NULL)) {
       st = tkc_last_status();
       break;
     }
@@ -166,10 +224,6 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
     built *bi = &b[item[j]];
     bi->p = tkc_kcache_put(bi->key, bi->p, &bi->ref);
   }
-  if (st)
-    for (int j = 0; j < njobs; j++) { /* not cached: freed by release_all */
-      b[item[j]].ref = NULL;
-    }
   free(item);
   free(jobs);
   return st;

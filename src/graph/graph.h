@@ -17,6 +17,7 @@ struct tkc_ctx {
   int scope_depth;            /* open tkc_scope_begin's */
   int64_t kernels_run, kernels_built; /* tkc_ctx_stats */
   double kernel_s, build_s;
+  int beam;                   /* tkc_ctx_set_beam: -1 = $TKC_BEAM */
   tkc_progress_fn progress;   /* tkc_ctx_set_progress */
   void *progress_user;
 };

@@ -20,6 +20,7 @@ tkc_ctx *tkc_ctx_new(const char *device) {
   tkc_ctx *ctx = calloc(1, sizeof *ctx);
   if (!ctx) return tkc_err_null(TKC_ENOMEM, "out of memory creating a ctx");
   ctx->dev = d;
+  ctx->beam = -1; /* $TKC_BEAM */
   return ctx;
 }
 
@@ -391,6 +392,13 @@ tkc_tensor *tkc_keep(tkc_tensor *t) {
 tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
   if (!ctx || !out) return tkc_err(TKC_EINVAL, "tkc_ctx_stats: NULL %s", ctx ? "out" : "ctx");
   *out = (tkc_stats){.kernels = ctx->kernels_run, .kernel_s = ctx->kernel_s, .kernels_built = ctx->kernels_built, .build_s = ctx->build_s};
+  return TKC_OK;
+}
+
+tkc_status tkc_ctx_set_beam(tkc_ctx *ctx, int width) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "tkc_ctx_set_beam: NULL ctx");
+  if (width < -1 || width > 64) return tkc_err(TKC_EINVAL, "tkc_ctx_set_beam: width %d is not in [-1, 64]", width);
+  ctx->beam = width;
   return TKC_OK;
 }
 

@@ -1,0 +1,337 @@
+/* Beam search over kernel opts (tinygrad's engine/search.py: beam_search, get_kernel_actions).
+ * Candidates are kernels with one more opt than a member of the beam; each round compiles the new
+ * ones at once (in parallel where the device allows), times each on the device (best of 3 launches
+ * on buffers of the kernel's sizes), and keeps the width fastest of the beam and the candidates.
+ * The search starts from the kernel without opts and from the heuristics' pick, so it never returns
+ * anything slower than either (as measured); it stops when a round finds nothing faster than the
+ * beam's best or the time budget is spent. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "engine/beam.h"
+#include "engine/compile_pool.h"
+#include "runtime/device.h"
+#include "runtime/disk_cache.h"
+
+#define MAX_ROUND 1024 /* candidates per round */
+
+typedef struct cand {
+  tkc_kshape ks;
+  tkc_program *p;
+  double t;
+} cand;
+
+static double now_s(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
+}
+
+int tkc_beam_width(int setting) {
+  if (setting >= 0) return setting;
+  const char *e = getenv("TKC_BEAM");
+  int n = e && *e ? atoi(e) : 0;
+  return n > 0 ? (n > 64 ? 64 : n) : 0;
+}
+
+static double budget_s(void) {
+  const char *e = getenv("TKC_BEAM_BUDGET");
+  double b = e && *e ? atof(e) : 60;
+  return b > 0 ? b : 60;
+}
+
+/* tinygrad's action list: each is tried on every member of the beam (illegal ones are refused by
+ * tkc_kshape_apply) */
+static int actions(tkc_opt *a) {
+  int n = 0;
+  static const int up[] = {0, 2, 3, 4, 5, 7}, unr[] = {0, 4, 7}, loc[] = {2, 3, 4, 8, 13, 16, 29}, gtop[] = {13, 16, 28, 29, 32, 49, 64, 256},
+                   grp[] = {0, 4, 8, 16};
+  for (size_t k = 0; k < TKC_COUNTOF(up); k++)
+    for (int ax = 0; ax < 6; ax++) a[n++] = (tkc_opt){TKC_OPT_UPCAST, ax, up[k]};
+  for (size_t k = 0; k < TKC_COUNTOF(unr); k++)
+    for (int ax = 0; ax < 5; ax++) a[n++] = (tkc_opt){TKC_OPT_UNROLL, ax, unr[k]};
+  for (size_t k = 0; k < TKC_COUNTOF(loc); k++)
+    for (int ax = 0; ax < 6; ax++) a[n++] = (tkc_opt){TKC_OPT_LOCAL, ax, loc[k]};
+  for (size_t k = 0; k < TKC_COUNTOF(gtop); k++)
+    for (int ax = 0; ax < 3; ax++) a[n++] = (tkc_opt){TKC_OPT_GROUPTOP, ax, gtop[k]};
+  for (size_t k = 0; k < TKC_COUNTOF(grp); k++)
+    for (int ax = 0; ax < 3; ax++) a[n++] = (tkc_opt){TKC_OPT_GROUP, ax, grp[k]};
+  for (int ax = 0; ax < 7; ax++) a[n++] = (tkc_opt){TKC_OPT_PADTO, ax, 32};
+  a[n++] = (tkc_opt){TKC_OPT_LOCAL, 0, 32};
+  a[n++] = (tkc_opt){TKC_OPT_TC, 0, 0};
+  for (int x = 0; x < 5; x++)
+    for (int y = x + 1; y < 5; y++) a[n++] = (tkc_opt){TKC_OPT_SWAP, x, y};
+  a[n++] = (tkc_opt){TKC_OPT_NOLOCALS, 0, 0};
+  return n;
+}
+
+/* what the kernel's code depends on: its axes (not the opts that made them: SWAP twice is no opt) */
+static uint64_t shape_hash(const tkc_kshape *ks) {
+  int64_t v[4 * TKC_MAX_AXES + TKC_MAX_DIMS + 3];
+  int n = 0;
+  for (int i = 0; i < ks->naxes; i++) v[n++] = ks->ax[i].dim, v[n++] = ks->ax[i].size, v[n++] = ks->ax[i].stride, v[n++] = ks->ax[i].kind;
+  for (int d = 0; d < ks->ndim; d++) v[n++] = ks->padded[d];
+  v[n++] = ks->nolocals, v[n++] = ks->tc, v[n++] = ks->naxes;
+  return tkc_hash64(v, (size_t)n * sizeof *v, 7);
+}
+
+/* ---------------------------------------------------------------- buffers */
+
+static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
+
+/* random values a kernel computes sensibly on: floats in [-1, 1) (16-bit floats: exact halves),
+ * ints in [0, 8), bools 0/1 */
+static void fill_random(void *p, tkc_dtype dt, size_t n, uint32_t seed) {
+  static const uint16_t half[8] = {0x3c00, 0x3800, 0xbc00, 0x3400, 0xb800, 0x4000, 0x0000, 0xb400};
+  static const uint16_t bf16[8] = {0x3f80, 0x3f00, 0xbf80, 0x3e80, 0xbf00, 0x4000, 0x0000, 0xbe80};
+  for (size_t i = 0; i < n; i++) {
+    uint32_t r = lcg(&seed) >> 8;
+    double f = (double)r / 8388608.0 - 1.0;
+    switch (dt) {
+    case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
+    case TKC_FLOAT64: ((double *)p)[i] = f; break;
+    case TKC_FLOAT16: ((uint16_t *)p)[i] = half[r & 7]; break;
+    case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16[r & 7]; break;
+    case TKC_BOOL: ((unsigned char *)p)[i] = r & 1; break;
+    default: { /* integers, little-endian: the low byte in [0, 8) and the rest 0 */
+      size_t sz = tkc_dtype_size(dt);
+      memset((char *)p + i * sz, 0, sz);
+      ((unsigned char *)p)[i * sz] = (unsigned char)(r & 7);
+    }
+    }
+  }
+}
+
+static double half_value(uint16_t h) {
+  int e = (h >> 10) & 31, m = h & 1023;
+  double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
+  return h & 0x8000 ? -v : v;
+}
+
+static double value_at(const void *p, tkc_dtype dt, size_t i) {
+  switch (dt) {
+  case TKC_FLOAT32: return ((const float *)p)[i];
+  case TKC_FLOAT64: return ((const double *)p)[i];
+  case TKC_FLOAT16: return half_value(((const uint16_t *)p)[i]);
+  default: { /* BFLOAT16 */
+    uint32_t bits = (uint32_t)((const uint16_t *)p)[i] << 16;
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+  }
+  }
+}
+
+/* outputs of two versions of one kernel agree: floats within a relative 1e-3 of the largest
+ * magnitude (the opts reorder sums), integers and bools exactly */
+static bool same_output(const void *a, const void *b, tkc_dtype dt, size_t n) {
+  if (dt != TKC_FLOAT32 && dt != TKC_FLOAT64 && dt != TKC_FLOAT16 && dt != TKC_BFLOAT16) return !memcmp(a, b, n * tkc_dtype_size(dt));
+  double scale = 0;
+  for (size_t i = 0; i < n; i++) {
+    double y = fabs(value_at(b, dt, i));
+    if (isfinite(y) && y > scale) scale = y;
+  }
+  double tol = (dt == TKC_FLOAT32 || dt == TKC_FLOAT64 ? 1e-3 : 1e-2) * (scale + 1);
+  for (size_t i = 0; i < n; i++) {
+    double x = value_at(a, dt, i), y = value_at(b, dt, i);
+    if (isnan(x) || isnan(y) ? isnan(x) != isnan(y) : isinf(y) ? x != y : fabs(x - y) > tol) return false;
+  }
+  return true;
+}
+
+/* ---------------------------------------------------------------- candidates */
+
+typedef struct search {
+  tkc_graph *g;
+  tkc_uop *ast;
+  tkc_device *d;
+  const tkc_renderer *r;
+  tkc_buffer *bufs[33];
+  int nbufs, threads;
+  double t0, budget;
+  int tried;
+} search;
+
+/* prepares, compiles (together) and times cands[0..n); a candidate that cannot be built, compiled or
+ * run gets time INFINITY; past the budget the rest are not timed */
+static void evaluate(search *S, cand *c, int n) {
+  tkc_program **progs = calloc((size_t)n + 1, sizeof *progs);
+  int np = 0;
+  for (int i = 0; i < n; i++) {
+    char name[160];
+    tkc_uop *k = tkc_engine_build_kernel(S->g, S->ast, S->r, c[i].ks.opts, c[i].ks.nopts, name, sizeof name);
+    c[i].p = k ? tkc_program_prepare(S->d, S->g, k, name) : NULL;
+    c[i].t = INFINITY;
+    if (c[i].p && progs) progs[np++] = c[i].p;
+  }
+  if (np) tkc_compile_all(progs, np, S->threads, NULL, NULL); /* failures show as launch errors below */
+  double best = INFINITY;
+  for (int i = 0; i < n; i++) {
+    if (!c[i].p || now_s() - S->t0 > S->budget) continue;
+    for (int rep = 0; rep < 3; rep++) {
+      double t0 = now_s();
+      if (tkc_program_launch(c[i].p, S->bufs, S->nbufs, NULL, 0)) {
+        c[i].t = INFINITY;
+        break;
+      }
+      double t = now_s() - t0;
+      if (t < c[i].t) c[i].t = t;
+      if (c[i].t > 3 * best) break; /* far slower than the best of this round: no need for 3 */
+    }
+    if (c[i].t < best) best = c[i].t;
+    S->tried++;
+  }
+  tkc_clear_error(); /* refused candidates are not the caller's errors */
+  free(progs);
+}
+
+static int by_time(const void *a, const void *b) {
+  double x = ((const cand *)a)->t, y = ((const cand *)b)->t;
+  return (x > y) - (x < y);
+}
+
+static void drop(cand *c, int n) {
+  for (int i = 0; i < n; i++) {
+    tkc_program_free(c[i].p);
+    c[i].p = NULL;
+  }
+}
+
+/* output of p on the search's buffers into a malloc'ed copy */
+static void *output_of(search *S, tkc_program *p) {
+  size_t nb = tkc_buffer_nbytes(S->bufs[0]);
+  void *out = malloc(nb ? nb : 1);
+  if (out && (tkc_program_launch(p, S->bufs, S->nbufs, NULL, 0) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
+    free(out);
+    out = NULL;
+  }
+  return out;
+}
+
+tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_beam_bufs *bufs, int width, tkc_beam_result *res) {
+  memset(res, 0, sizeof *res);
+  search S = {.g = g, .d = d, .r = tkc_device_renderer(d), .nbufs = bufs->n, .t0 = now_s(), .budget = budget_s()};
+  const char *e = getenv("TKC_CPU_THREADS");
+  long nt = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
+  S.threads = d->impl->compile_threadsafe && nt > 1 ? (int)(nt > 64 ? 64 : nt) : 1;
+  if (width < 1) width = 1;
+  if (!S.r) return tkc_err(TKC_EUNSUPPORTED, "beam search: device %s has no renderer to time kernels with", tkc_device_name(d));
+  if (!(S.ast = tkc_engine_kernel_ast(g, ast, S.r))) return tkc_last_status();
+  cand *beam = calloc((size_t)width + 2, sizeof *beam), *next = calloc(MAX_ROUND, sizeof *next);
+  cand *all = calloc((size_t)width + MAX_ROUND + 2, sizeof *all);
+  tkc_opt act[256];
+  int nact = actions(act), nbeam = 2, nseen = 0, capseen = 4096;
+  uint64_t *seen = malloc((size_t)capseen * sizeof *seen);
+  tkc_status st = beam && next && all && seen ? TKC_OK : tkc_err(TKC_ENOMEM, "beam search: out of memory");
+  for (int i = 0; !st && i < bufs->n; i++) { /* the kernel's buffers, inputs random */
+    S.bufs[i] = tkc_buffer_new(d, bufs->dt[i], bufs->numel[i]);
+    size_t nb = bufs->numel[i] * tkc_dtype_size(bufs->dt[i]);
+    void *host = i && S.bufs[i] ? malloc(nb ? nb : 1) : NULL;
+    if (host) fill_random(host, bufs->dt[i], bufs->numel[i], 12345u + (uint32_t)i);
+    if (!S.bufs[i] || (i && (!host || tkc_buffer_copyin(S.bufs[i], host, nb)))) st = tkc_last_status() ? tkc_last_status() : TKC_ENOMEM;
+    free(host);
+  }
+  tkc_kshape base, heur;
+  if (!st && !(st = tkc_kshape_init(&base, S.ast))) {
+    heur = base;
+    tkc_heuristics(&heur, S.ast, S.r);
+  }
+  if (!st) {
+    beam[0].ks = base, beam[1].ks = heur;
+    seen[nseen++] = shape_hash(&base);
+    seen[nseen++] = shape_hash(&heur);
+    if (heur.nopts == 0) nbeam = 1;
+    evaluate(&S, beam, nbeam);
+    res->noopt_s = beam[0].t;
+    res->heuristic_s = beam[nbeam - 1].t;
+    qsort(beam, (size_t)nbeam, sizeof *beam, by_time);
+    if (!isfinite(beam[0].t)) st = tkc_err(TKC_ERUNTIME, "beam search: the kernel could not be timed on %s", tkc_device_name(d));
+  }
+  while (!st && now_s() - S.t0 < S.budget) {
+    int n = 0;
+    for (int b = 0; b < nbeam && n < MAX_ROUND; b++)
+      for (int a = 0; a < nact && n < MAX_ROUND; a++) {
+        if (act[a].op == TKC_OPT_NOLOCALS && !S.r->has_local) continue; /* changes nothing there */
+        next[n].ks = beam[b].ks;
+        if (tkc_kshape_apply(&next[n].ks, act[a], S.r)) continue;
+        uint64_t h = shape_hash(&next[n].ks);
+        int dup = 0;
+        for (int k = 0; k < nseen && !dup; k++) dup = seen[k] == h;
+        if (dup) continue;
+        if (nseen == capseen) {
+          uint64_t *s2 = realloc(seen, (size_t)(capseen *= 2) * sizeof *seen);
+          if (!s2) break;
+          seen = s2;
+        }
+        seen[nseen++] = h;
+        n++;
+      }
+    tkc_clear_error();
+    if (!n) break;
+    evaluate(&S, next, n);
+    qsort(next, (size_t)n, sizeof *next, by_time);
+    bool better = next[0].t < beam[0].t;
+    int na = 0;
+    for (int i = 0; i < nbeam; i++) all[na++] = beam[i];
+    for (int i = 0; i < n; i++) all[na++] = next[i];
+    qsort(all, (size_t)na, sizeof *all, by_time);
+    nbeam = na < width ? na : width;
+    for (int i = 0; i < nbeam; i++) beam[i] = all[i];
+    drop(all + nbeam, na - nbeam);
+    if (!better) break;
+  }
+  if (!st) { /* the pick must compute what the kernel without opts computes */
+    cand ref = {.ks = base};
+    evaluate(&S, &ref, 1);
+    void *want = ref.p ? output_of(&S, ref.p) : NULL, *got = want && beam[0].p ? output_of(&S, beam[0].p) : NULL;
+    bool agree = want && got && same_output(got, want, bufs->dt[0], bufs->numel[0]);
+    free(want), free(got);
+    tkc_program_free(ref.p);
+    const tkc_kshape *pick = agree ? &beam[0].ks : &heur;
+    if (!agree && tkc_debug_level() >= 1) fprintf(stderr, "tkc: beam: the fastest opts disagree with the kernel without opts; keeping the heuristics'\n");
+    memcpy(res->opts, pick->opts, (size_t)pick->nopts * sizeof *pick->opts);
+    res->nopts = pick->nopts;
+    res->best_s = agree ? beam[0].t : res->heuristic_s;
+    tkc_clear_error();
+  }
+  if (beam) drop(beam, nbeam);
+  for (int i = 0; i < bufs->n; i++) tkc_buffer_free(S.bufs[i]);
+  free(beam), free(next), free(all), free(seen);
+  res->search_s = now_s() - S.t0;
+  res->tried = S.tried;
+  return st;
+}
+
+/* ---------------------------------------------------------------- the disk cache of picks */
+
+/* the disk cache key: tkc's version and the kernel key */
+static char *disk_key(const char *key, size_t *n) {
+  size_t kl = strlen(key), vl = strlen(tkc_version());
+  char *s = malloc(vl + kl + 16);
+  if (s) *n = (size_t)sprintf(s, "tkc %s beam\n%s", tkc_version(), key);
+  return s;
+}
+
+bool tkc_beam_load(const char *key, tkc_opt *opts, int *nopts) {
+  size_t n = 0, kl = 0;
+  char *dk = disk_key(key, &kl);
+  int32_t *v = dk ? tkc_dcache_get("beam", dk, kl, &n) : NULL;
+  free(dk);
+  bool ok = v && n % (3 * sizeof *v) == 0 && n / (3 * sizeof *v) <= TKC_MAX_OPTS;
+  for (size_t i = 0; ok && i < n / (3 * sizeof *v); i++) opts[i] = (tkc_opt){(tkc_opt_op)v[3 * i], v[3 * i + 1], v[3 * i + 2]};
+  if (ok) *nopts = (int)(n / (3 * sizeof *v));
+  free(v);
+  return ok;
+}
+
+void tkc_beam_store(const char *key, const tkc_opt *opts, int nopts) {
+  int32_t v[3 * TKC_MAX_OPTS];
+  for (int i = 0; i < nopts && i < TKC_MAX_OPTS; i++) v[3 * i] = (int32_t)opts[i].op, v[3 * i + 1] = opts[i].axis, v[3 * i + 2] = opts[i].amount;
+  size_t kl = 0;
+  char *dk = disk_key(key, &kl);
+  if (dk) tkc_dcache_put("beam", dk, kl, v, (size_t)nopts * 3 * sizeof *v);
+  free(dk);
+}
