@@ -208,7 +208,7 @@ static void test_across_processes(void **state) {
     for (int k = 0; k < 3; k++) {
       assert_true(each_entry(dir, KIND[d], damage[k]) >= 2);
       c = run_child(DEV[d], dir); /* rejected, rebuilt, stored again: right values */
-      assert_true(c.ok && c.rejected >= 2 && c.stores >= 2 && c.hits == 0);
+      assert_true(c.ok && c.rejected >= 2 && c.stores >= 2 && c.hits <= (d == 0)); /* CPU: the compiler's identity is a hit */
       assert_int_equal(c.stderr_bytes, 0);
       c = run_child(DEV[d], dir);
       assert_true(c.ok && c.hits >= 2 && c.stores == 0 && c.rejected == 0);

@@ -104,11 +104,44 @@ static int split_words(const char *s, char *buf, size_t bufn, char **words, int 
 static char *read_file(const char *path, size_t max);
 static void cc_identify(const char *ver);
 
+/* the disk cache key of the compiler's --version output: the command and the identity (path, inode,
+ * size, time) of the program it runs, found on $PATH as posix_spawnp would; NULL when not found */
+static char *version_key(const char *cmd, size_t *n) {
+  const char *name = cc_words[0], *path = getenv("PATH");
+  char full[4200] = "";
+  struct stat st;
+  if (strchr(name, '/')) snprintf(full, sizeof full, "%s", name);
+  else
+    for (const char *p = path ? path : "/usr/bin:/bin"; *p; p += *p == ':') {
+      size_t len = strcspn(p, ":");
+      snprintf(full, sizeof full, "%.*s/%s", (int)len, len ? p : ".", name);
+      if (!stat(full, &st) && S_ISREG(st.st_mode)) break;
+      full[0] = 0;
+      p += len;
+    }
+  if (!full[0] || stat(full, &st)) return NULL;
+  tkc_sbuf b = {0};
+  tkc_sbuf_printf(&b, "tkc %s compiler version\n%s\n%s %llu %lld %lld", tkc_version(), cmd, full, (unsigned long long)st.st_ino,
+                  (long long)st.st_size, (long long)st.st_mtime);
+  *n = b.s ? strlen(b.s) : 0;
+  return tkc_sbuf_take(&b);
+}
+
 static int try_compiler(const char *cmd, char *tried, size_t tn) {
   cc_nwords = split_words(cmd, cc_buf, sizeof cc_buf, cc_words, (int)TKC_COUNTOF(cc_words) - 1);
   if (cc_nwords == 0) {
     snprintf(tried + strlen(tried), tn - strlen(tried), "%s\"%s\" (empty)", *tried ? ", " : "", cmd);
     return 0;
+  }
+  /* a compiler whose --version an earlier process ran (same program file): not run again */
+  size_t keylen = 0, vlen = 0;
+  char *key = version_key(cmd, &keylen), *known = key ? tkc_dcache_get("cc", key, keylen, &vlen) : NULL;
+  if (known) {
+    known[vlen] = 0;
+    cc_identify(known);
+    free(known);
+    free(key);
+    return 1;
   }
   char *argv[TKC_COUNTOF(cc_words) + 1];
   for (int i = 0; i < cc_nwords; i++) argv[i] = cc_words[i];
@@ -124,10 +157,13 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   char *ver = rc == 0 && fd >= 0 ? read_file(log, 512) : NULL;
   if (fd >= 0) unlink(log);
   if (rc == 0) {
+    if (key && ver) tkc_dcache_put("cc", key, keylen, ver, strlen(ver));
+    free(key);
     cc_identify(ver);
     free(ver);
     return 1;
   }
+  free(key);
   size_t l = strlen(tried);
   if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, strerror(err));
   else if (rc == 127) snprintf(tried + l, tn - l, "%s%s (not found)", l ? ", " : "", cmd);
