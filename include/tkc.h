@@ -198,7 +198,8 @@ TKC_API tkc_status tkc_ctx_set_progress(tkc_ctx *ctx, tkc_progress_fn fn, void *
 /* Beam search over kernel opts (as tinygrad's BEAM=N) for the kernels ctx's realizes build: each
  * kernel's opts are searched by timing candidates on the device, keeping the width fastest per
  * round, starting from no opts and the heuristics' opts (so never slower than either, as measured),
- * and the pick's output is checked against the kernel without opts before it is used. The picks are
+ * and the pick's output is checked against the kernel without opts (the heuristics' kernel where that
+ * one would run too long) before it is used. The picks are
  * kept in the kernel cache and on disk (TKC_CACHE_DIR): a later process reuses them without
  * searching. width 0 turns it off, -1 (the default) takes $TKC_BEAM; TKC_BEAM_BUDGET bounds the
  * seconds per kernel (default 60). A search reports progress with stage "search" and its time at

@@ -6,7 +6,8 @@
  *   rejected and rebuilt; a missing folder is created (0700, entries 0600); a folder others may
  *   write and a path that cannot be a folder turn the cache off; two processes filling the same
  *   cache at once both succeed; TKC_CACHE_DIR= disables it; beam search picks made by one process
- *   are used by the next without a search; a child prints nothing without TKC_DEBUG. */
+ *   are used by the next without a search; past TKC_CACHE_MB the least recently used entries go;
+ *   a child prints nothing without TKC_DEBUG. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -78,6 +79,8 @@ typedef struct child {
   char out[300], err[300];
 } child;
 
+static const char *child_cache_mb; /* TKC_CACHE_MB for the children (NULL: unset) */
+
 /* starts a child on dev with TKC_CACHE_DIR=dir (NULL: unset; "" : empty) and TKC_DEBUG unset; with
  * beam, beam search of width 2 */
 static int start_beam(child *c, const char *dev, const char *dir, int tag, int beam) {
@@ -87,7 +90,12 @@ static int start_beam(child *c, const char *dev, const char *dir, int tag, int b
   char *env[256];
   int ne = 0;
   for (char **e = environ; *e && ne < 250; e++)
-    if (strncmp(*e, "TKC_CACHE_DIR=", 14) && strncmp(*e, "TKC_DEBUG=", 10)) env[ne++] = *e;
+    if (strncmp(*e, "TKC_CACHE_DIR=", 14) && strncmp(*e, "TKC_DEBUG=", 10) && strncmp(*e, "TKC_CACHE_MB=", 13)) env[ne++] = *e;
+  char mb_env[64];
+  if (child_cache_mb) {
+    snprintf(mb_env, sizeof mb_env, "TKC_CACHE_MB=%s", child_cache_mb);
+    env[ne++] = mb_env;
+  }
   if (dir) {
     snprintf(cache_env, sizeof cache_env, "TKC_CACHE_DIR=%s", dir);
     env[ne++] = cache_env;
@@ -272,6 +280,52 @@ static void test_concurrent_writers(void **state) {
   }
 }
 
+static long long folder_bytes(const char *dir, const char *kind) {
+  char d[500];
+  if (snprintf(d, sizeof d, "%s/%s", dir, kind) >= (int)sizeof d) return -1;
+  DIR *dp = opendir(d);
+  long long total = 0;
+  struct dirent *de;
+  while (dp && (de = readdir(dp))) {
+    char p[700];
+    struct stat sb;
+    if (de->d_name[0] != '.' && snprintf(p, sizeof p, "%s/%s", d, de->d_name) < (int)sizeof p && !stat(p, &sb)) total += sb.st_size;
+  }
+  if (dp) closedir(dp);
+  return total;
+}
+
+/* the size bound: old entries go first, the cache ends within TKC_CACHE_MB, what was just stored stays */
+static void test_eviction(void **state) {
+  (void)state;
+  for (int d = 0; d < 2; d++) {
+    if (!tkc_device_available(DEV[d])) continue;
+    char dir[400], kd[460], old[3][520];
+    snprintf(dir, sizeof dir, "%s/evict-%s", work, DEV[d]);
+    snprintf(kd, sizeof kd, "%s/%s", dir, KIND[d]);
+    assert_int_equal(mkdir(dir, 0700), 0);
+    assert_int_equal(mkdir(kd, 0700), 0);
+    static char junk[400 * 1024];
+    for (int i = 0; i < 3; i++) { /* 1.2 MB of entries last used long ago */
+      snprintf(old[i], sizeof old[i], "%s/%032d", kd, i);
+      FILE *f = fopen(old[i], "wb");
+      assert_non_null(f);
+      assert_int_equal(fwrite(junk, 1, sizeof junk, f), sizeof junk);
+      fclose(f);
+      struct timespec t[2] = {{1000000000 + i, 0}, {1000000000 + i, 0}};
+      assert_int_equal(utimensat(AT_FDCWD, old[i], t, 0), 0);
+    }
+    child_cache_mb = "1";
+    counts c = run_child(DEV[d], dir);
+    assert_true(c.ok && c.stores >= 2);
+    assert_true(folder_bytes(dir, KIND[d]) <= 1 << 20);
+    assert_true(access(old[0], F_OK) != 0 && access(old[2], F_OK) == 0); /* the oldest went first, down to 90% */
+    c = run_child(DEV[d], dir); /* the new entries stayed */
+    assert_true(c.ok && c.hits >= 2 && c.stores == 0);
+    child_cache_mb = NULL;
+  }
+}
+
 /* beam picks: searched by the first process, read by the second, which neither searches nor compiles */
 static void test_beam_across_processes(void **state) {
   (void)state;
@@ -340,6 +394,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_unusable_folders),
       cmocka_unit_test(test_concurrent_writers),
       cmocka_unit_test(test_beam_across_processes),
+      cmocka_unit_test(test_eviction),
       cmocka_unit_test(test_second_ctx),
       cmocka_unit_test(test_stats_bad_input),
   };

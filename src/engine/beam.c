@@ -155,9 +155,8 @@ typedef struct search {
   int tried;
 } search;
 
-/* prepares, compiles (together) and times cands[0..n); a candidate that cannot be built, compiled or
- * run gets time INFINITY; past the budget the rest are not timed */
-static void evaluate(search *S, cand *c, int n) {
+/* prepares and compiles (together) cands[0..n) */
+static void prepare(search *S, cand *c, int n) {
   tkc_program **progs = calloc((size_t)n + 1, sizeof *progs);
   int np = 0;
   for (int i = 0; i < n; i++) {
@@ -167,26 +166,42 @@ static void evaluate(search *S, cand *c, int n) {
     c[i].t = INFINITY;
     if (c[i].p && progs) progs[np++] = c[i].p;
   }
-  if (np) tkc_compile_all(progs, np, S->threads, NULL, NULL); /* failures show as launch errors below */
-  double best = INFINITY;
-  for (int i = 0; i < n; i++) {
-    if (!c[i].p || now_s() - S->t0 > S->budget) continue;
-    for (int rep = 0; rep < 3; rep++) {
-      double t0 = now_s();
-      if (tkc_program_launch(c[i].p, S->bufs, S->nbufs, NULL, 0)) {
-        c[i].t = INFINITY;
-        break;
-      }
-      double t = now_s() - t0;
-      if (t < c[i].t) c[i].t = t;
-      if (c[i].t > 3 * best) break; /* far slower than the best of this round: no need for 3 */
-    }
-    if (c[i].t < best) best = c[i].t;
-    S->tried++;
-  }
+  if (np) tkc_compile_all(progs, np, S->threads, NULL, NULL); /* failures show as launch errors */
   tkc_clear_error(); /* refused candidates are not the caller's errors */
   free(progs);
 }
+
+/* times a prepared candidate: best of 3 launches, one when it is past 3x best (the beam's best so
+ * far: no need to know how much slower); INFINITY when it cannot run */
+static void time_one(search *S, cand *c, double best) {
+  c->t = INFINITY;
+  for (int rep = 0; c->p && rep < 3; rep++) {
+    double t0 = now_s();
+    if (tkc_program_launch(c->p, S->bufs, S->nbufs, NULL, 0)) {
+      c->t = INFINITY;
+      break;
+    }
+    double t = now_s() - t0;
+    if (t < c->t) c->t = t;
+    if (c->t > 3 * best) break;
+  }
+  S->tried++;
+  tkc_clear_error();
+}
+
+/* prepares and times cands[0..n); past the budget the rest are not timed (INFINITY) */
+static void evaluate(search *S, cand *c, int n, double best) {
+  prepare(S, c, n);
+  for (int i = 0; i < n; i++) {
+    if (now_s() - S->t0 > S->budget) break;
+    time_one(S, &c[i], best);
+    if (c[i].t < best) best = c[i].t;
+  }
+}
+
+/* a kernel can be run here within the budget: its estimated ops at a slow 0.5 GFLOP/s fit a tenth
+ * of it (the kernel without opts of a 2048 matmul takes half a minute on a CPU) */
+static bool affordable(search *S, const tkc_program *p) { return p && (double)tkc_program_ops(p, NULL) / 0.5e9 < S->budget / 10; }
 
 static int by_time(const void *a, const void *b) {
   double x = ((const cand *)a)->t, y = ((const cand *)b)->t;
@@ -239,21 +254,25 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
     heur = base;
     tkc_heuristics(&heur, S.ast, S.r);
   }
-  if (!st) {
-    beam[0].ks = base, beam[1].ks = heur;
+  bool base_timed = false;
+  if (!st) { /* the heuristics' pick first, then no opts unless that would take too long */
+    beam[0].ks = heur, beam[1].ks = base;
     seen[nseen++] = shape_hash(&base);
     seen[nseen++] = shape_hash(&heur);
     if (heur.nopts == 0) nbeam = 1;
-    evaluate(&S, beam, nbeam);
-    res->noopt_s = beam[0].t;
-    res->heuristic_s = beam[nbeam - 1].t;
+    prepare(&S, beam, nbeam);
+    time_one(&S, &beam[0], INFINITY);
+    if (nbeam == 2 && (base_timed = affordable(&S, beam[1].p))) time_one(&S, &beam[1], beam[0].t);
+    res->heuristic_s = beam[0].t;
+    res->noopt_s = nbeam == 1 ? beam[0].t : beam[1].t;
+    base_timed |= nbeam == 1;
     qsort(beam, (size_t)nbeam, sizeof *beam, by_time);
     if (!isfinite(beam[0].t)) st = tkc_err(TKC_ERUNTIME, "beam search: the kernel could not be timed on %s", tkc_device_name(d));
   }
   while (!st && now_s() - S.t0 < S.budget) {
     int n = 0;
     for (int b = 0; b < nbeam && n < MAX_ROUND; b++)
-      for (int a = 0; a < nact && n < MAX_ROUND; a++) {
+      for (int a = 0; a < nact && n < MAX_ROUND && beam[b].t <= 10 * beam[0].t; a++) { /* hopeless members are not grown */
         if (act[a].op == TKC_OPT_NOLOCALS && !S.r->has_local) continue; /* changes nothing there */
         next[n].ks = beam[b].ks;
         if (tkc_kshape_apply(&next[n].ks, act[a], S.r)) continue;
@@ -271,7 +290,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
       }
     tkc_clear_error();
     if (!n) break;
-    evaluate(&S, next, n);
+    evaluate(&S, next, n, beam[0].t);
     qsort(next, (size_t)n, sizeof *next, by_time);
     bool better = next[0].t < beam[0].t;
     int na = 0;
@@ -283,9 +302,10 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
     drop(all + nbeam, na - nbeam);
     if (!better) break;
   }
-  if (!st) { /* the pick must compute what the kernel without opts computes */
-    cand ref = {.ks = base};
-    evaluate(&S, &ref, 1);
+  if (!st) { /* the pick must compute what the kernel without opts computes (or, when that one is too
+                slow to run here, what the heuristics' kernel computes) */
+    cand ref = {.ks = base_timed ? base : heur};
+    prepare(&S, &ref, 1);
     void *want = ref.p ? output_of(&S, ref.p) : NULL, *got = want && beam[0].p ? output_of(&S, beam[0].p) : NULL;
     bool agree = want && got && same_output(got, want, bufs->dt[0], bufs->numel[0]);
     free(want), free(got);

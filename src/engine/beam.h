@@ -26,8 +26,10 @@ TKC_HIDDEN int tkc_beam_width(int setting);
 
 /* Searches opts for ast (a kernel AST in g) on d, starting from no opts and the heuristics' opts,
  * keeping the width fastest each round until a round finds nothing faster or the time budget
- * ($TKC_BEAM_BUDGET seconds per kernel, default 60) is spent. The pick's output is checked against
- * the kernel without opts on random inputs; a pick that disagrees (or a search that cannot time
+ * ($TKC_BEAM_BUDGET seconds per kernel, default 60) is spent; the kernel without opts is timed (and
+ * grown) only when its estimated run fits a tenth of the budget. The pick's output is checked
+ * against the kernel without opts on random inputs (against the heuristics' kernel when the one
+ * without opts is too slow to run); a pick that disagrees (or a search that cannot time
  * anything) falls back to the heuristics' opts. */
 TKC_HIDDEN tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_beam_bufs *bufs, int width, tkc_beam_result *res);
 
