@@ -216,4 +216,9 @@ TKC_API char *tkc_kernels_source(tkc_tensor *t, const char *renderer);
 #ifdef __cplusplus
 }
 #endif
+
+/* the rest of the tensor API, by area (each header's ops are compositions of the ops above) */
+#include "tkc/ops_math.h"  /* elementwise math, reductions, scans */
+#include "tkc/ops_shape.h" /* cat/stack/split, squeeze, repeat, tril/triu, indexing, sort */
+#include "tkc/ops_nn.h"    /* normalization, convolutions, pooling, attention, losses */
 #endif

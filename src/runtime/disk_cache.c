@@ -178,7 +178,7 @@ static void evict(const char *root) {
   int nk = 0;
   struct dirent *de;
   while ((de = readdir(rd)) && nk < 16)
-    if (de->d_name[0] != '.' && strlen(de->d_name) < sizeof kinds[0]) snprintf(kinds[nk++], sizeof kinds[0], "%s", de->d_name);
+    if (de->d_name[0] != '.' && strlen(de->d_name) < sizeof kinds[0]) memcpy(kinds[nk++], de->d_name, strlen(de->d_name) + 1);
   closedir(rd);
   file_age *files = NULL;
   size_t nf = 0, cap = 0;
@@ -204,7 +204,7 @@ static void evict(const char *root) {
         if (!g) break;
         files = g;
       }
-      snprintf(files[nf].name, sizeof files[nf].name, "%s", de->d_name);
+      memcpy(files[nf].name, de->d_name, strlen(de->d_name) + 1); /* fits: checked above */
       files[nf].mtime = st.st_mtime, files[nf].size = st.st_size, files[nf].kind = k;
       total += st.st_size;
       nf++;
