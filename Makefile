@@ -5,6 +5,7 @@
 #   make test       build, then run every test suite with ctest
 #   make bench      build, then run every build/bench_* (JSON lines on stdout; build log on stderr)
 #   make asan       configure build-asan with -fsanitize=address,undefined and run the suite there
+#                   (kernels compiled by `make test` come from its on-disk kernel cache: the same bytes)
 #   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
 #   make clean      remove the build directories
 #
@@ -81,7 +82,7 @@ bench:
 	exit $$failed
 
 asan: deps
-	$(call configure,$(ASAN_DIR),-DTKC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug)
+	$(call configure,$(ASAN_DIR),-DTKC_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTKC_TEST_CACHE_DIR=$(abspath $(BUILD_DIR))/test-kernel-cache)
 	$(CMAKE_BUILD) $(ASAN_DIR) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
 

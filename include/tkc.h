@@ -117,7 +117,8 @@ TKC_API tkc_tensor *tkc_cos(tkc_tensor *a);
 TKC_API tkc_tensor *tkc_tanh(tkc_tensor *a);
 TKC_API tkc_tensor *tkc_sigmoid(tkc_tensor *a);
 TKC_API tkc_tensor *tkc_relu(tkc_tensor *a);
-/* Value conversion (C-cast semantics) and bit reinterpretation (same itemsize only). */
+/* Value conversion (C-cast semantics) and bit reinterpretation (same itemsize only; bool <-> int8/uint8
+ * too: a nonzero byte reads as true, true is stored as 1). */
 TKC_API tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt);
 TKC_API tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt);
 

@@ -144,10 +144,11 @@ static inline int64_t k_get_i(const void *p, tkc_dtype dt, size_t i) {
   default: return (int64_t)k_get_f(p, dt, i);
   }
 }
-static inline uint16_t k_bf16_trunc_bits(float f) { /* tinygrad's truncate_bf16 */
+static inline uint16_t k_bf16_bits(float f) { /* to nearest even, as numpy/torch (and tkc) */
   uint32_t u;
   memcpy(&u, &f, 4);
-  return (uint16_t)(u >> 16);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (uint16_t)((u >> 16) | 0x40);
+  return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
 }
 /* stores the C-cast of integer v / float f into element i */
 static inline void k_put_i(void *p, tkc_dtype dt, size_t i, int64_t v) {
@@ -160,7 +161,7 @@ static inline void k_put_i(void *p, tkc_dtype dt, size_t i, int64_t v) {
   case TKC_FLOAT32: ((float *)p)[i] = (float)v; break;
   case TKC_FLOAT64: ((double *)p)[i] = (double)v; break;
   case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits((double)v); break;
-  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)v); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_bits((float)v); break;
   default: break;
   }
 }

@@ -399,7 +399,7 @@ static inline void kb_putf(void *p, tkc_dtype dt, size_t i, double f) {
   case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
   case TKC_FLOAT64: ((double *)p)[i] = f; break;
   case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits(f); break;
-  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)f); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_bits((float)f); break;
   default: break;
   }
 }

@@ -244,7 +244,7 @@ static inline const char *tr_fmt(tkc_dtype dt, rv v, char *buf, size_t n) {
 }
 
 /* tolerances: rtol/atol for results of exact ops (kind 0) and of transcendental or accumulated ones
- * (kind 1). bfloat16 rounding in tkc truncates (like tinygrad's truncate_bf16): 1 ulp = 2^-7. */
+ * (kind 1). bfloat16 rounds to nearest even: 1 ulp = 2^-7 (a bound kept from when it truncated). */
 static inline double tr_rtol(tkc_dtype dt, int kind) {
   switch (dt) {
   case TKC_FLOAT16: return kind ? 4e-3 : 1e-3;

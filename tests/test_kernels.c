@@ -30,7 +30,7 @@ static void put_f(void *p, tkc_dtype dt, size_t i, double f) {
   case TKC_FLOAT32: ((float *)p)[i] = (float)f; break;
   case TKC_FLOAT64: ((double *)p)[i] = f; break;
   case TKC_FLOAT16: ((uint16_t *)p)[i] = ref_half_bits(f); break;
-  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_trunc_bits((float)f); break;
+  case TKC_BFLOAT16: ((uint16_t *)p)[i] = k_bf16_bits((float)f); break;
   case TKC_BOOL: ((uint8_t *)p)[i] = f != 0; break;
   case TKC_UINT64: ((uint64_t *)p)[i] = (uint64_t)f; break; /* f >= 0 in the tests */
   case TKC_UINT32: ((uint32_t *)p)[i] = (uint32_t)f; break;
@@ -87,7 +87,7 @@ static void test_add_every_dtype(void **state) {
     fill_random(b, dt, n);
     for (size_t i = 0; i < n; i++) {
       if (dt == TKC_BOOL) k_put_i(want, dt, i, k_get_i(a, dt, i) || k_get_i(b, dt, i));
-      else if (dt == TKC_BFLOAT16) ((uint16_t *)want)[i] = k_bf16_trunc_bits((float)(k_get_f(a, dt, i) + k_get_f(b, dt, i)));
+      else if (dt == TKC_BFLOAT16) ((uint16_t *)want)[i] = k_bf16_bits((float)(k_get_f(a, dt, i) + k_get_f(b, dt, i)));
       else if (tkc_dtype_is_float(dt)) put_f(want, dt, i, k_get_f(a, dt, i) + k_get_f(b, dt, i));
       else k_put_i(want, dt, i, (int64_t)((uint64_t)k_get_i(a, dt, i) + (uint64_t)k_get_i(b, dt, i)));
     }

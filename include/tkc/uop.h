@@ -205,7 +205,7 @@ TKC_API tkc_value tkc_value_bitcast(tkc_value v, tkc_dtype from, tkc_dtype to);
 /* Converts a CONST's arg to a value of its dtype and back. */
 TKC_API tkc_value tkc_value_from_arg(const tkc_arg *a, tkc_dtype dt);
 TKC_API tkc_arg tkc_value_to_arg(tkc_value v, tkc_dtype dt);
-/* IEEE half / bfloat16 <-> float conversion (round to nearest even; bf16 truncation follows tinygrad). */
+/* IEEE half / bfloat16 <-> float conversion (round to nearest even, bfloat16 too, as numpy/torch). */
 TKC_API uint16_t tkc_f32_to_f16(float f);
 TKC_API float tkc_f16_to_f32(uint16_t h);
 TKC_API uint16_t tkc_f32_to_bf16(float f);

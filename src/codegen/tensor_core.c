@@ -1,5 +1,6 @@
 /* Tensor cores from the tensor API (tinygrad's TC opt, for PTX's mma.sync.m16n8k16): a matmul-like
- * kernel  out[b.., m, n] = cast(sum_k cast_f32(A[b.., m, k] * B[b.., k, n]))  with float16 or
+ * kernel  out[b.., m, n] = cast(sum_k cast_f32(A[b.., m, k]) * cast_f32(B[b.., k, n]))  (or the
+ * product cast to float32 after the multiply) with float16 or
  * bfloat16 inputs becomes one warp per 16 x 8 output tile. Each of the warp's 32 lanes (grp = lane/4,
  * tig = lane%4) loads its fragment of A (8 values) and B (4 values) per 16-long step of k, one WMMA
  * accumulates into its 4 float32 outputs, and the lanes store them. Fragment layouts are the PTX
@@ -7,8 +8,9 @@
  *   A element i: row grp + 8*((i>>1)&1), col 2*tig + (i&1) + 8*(i>>2)
  *   B element i: row (k) 2*tig + (i&1) + 8*(i>>1), col (n) grp
  *   C element i: row grp + 8*(i>>1), col 2*tig + (i&1)
- * The float16 product is exact in the float32 accumulate, where the plain kernel rounds it to float16
- * first: results may differ from INTERP in the last bits of float16. */
+ * The tensor API widens the inputs before the multiply (sum_k cast_f32(A) * cast_f32(B), src/graph/
+ * composite.c), which matches too: the products are exact in float32 either way, so results differ
+ * from the plain kernel only by the order of the float32 sums. */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"

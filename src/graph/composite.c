@@ -10,6 +10,21 @@ static void drop(tkc_tensor **ts, int n) {
 
 static tkc_tensor *reshape_to(tkc_tensor *t, int ndim, const int64_t *shape) { return t ? tkc_reshape(t, ndim, shape) : NULL; }
 
+/* a * b summed over axes (keepdim) and cast back to the operands' dtype dt. float16 / bfloat16
+ * accumulate in float32, so the operands are widened before the multiply: each product is exact and
+ * the result is rounded once (as cuBLAS / torch), not (half)(a*b) per term. Takes a and b. */
+static tkc_tensor *mul_sum(tkc_tensor *a, tkc_tensor *b, int naxes, const int *axes, tkc_dtype dt) {
+  bool widen = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16;
+  tkc_tensor *wa = a && widen ? tkc_cast(a, TKC_FLOAT32) : NULL, *wb = b && widen ? tkc_cast(b, TKC_FLOAT32) : NULL;
+  tkc_tensor *p = widen ? (wa && wb ? tkc_mul(wa, wb) : NULL) : (a && b ? tkc_mul(a, b) : NULL);
+  tkc_tensor *s = p ? tkc_sum(p, naxes, axes, 1) : NULL;
+  tkc_tensor *r = s ? tkc_cast(s, dt) : NULL; /* tinygrad casts the sum back */
+  tkc_tensor *tmp[5] = {a, b, wa, wb, p};
+  drop(tmp, 5);
+  tkc_tensor_free(s);
+  return r;
+}
+
 tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   if (tkc_check(a) || tkc_check(b)) return NULL;
   const tkc_lazy *x = a->node, *y = b->node;
@@ -41,10 +56,9 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   t[2] = t[1] ? tkc_transpose(t[1], -1, -2) : NULL;
   t[3] = reshape_to(t[0], nb + 3, xs);
   t[4] = reshape_to(t[2], nb + 3, ys);
-  t[5] = t[3] && t[4] ? tkc_mul(t[3], t[4]) : NULL;
   int last = nb + 2;
-  t[6] = t[5] ? tkc_sum(t[5], 1, &last, 1) : NULL;
-  t[7] = t[6] ? tkc_cast(t[6], tkc_dtype_of(t[5])) : NULL; /* tinygrad casts the sum back */
+  t[7] = mul_sum(t[3], t[4], 1, &last, tkc_least_upper_dtype(x->dtype, y->dtype));
+  t[3] = t[4] = NULL; /* taken */
   int no = 0;
   for (int i = 0; i < nb; i++) out[no++] = xs[i] > ys[i] ? xs[i] : ys[i];
   if (x->ndim != 1) out[no++] = m;
@@ -117,9 +131,8 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   t[3] = tkc_reshape(wv ? wv : w, 7, ws);
   tkc_tensor_free(wv);
   tkc_tensor_free(wl);
-  t[4] = t[2] && t[3] ? tkc_mul(t[2], t[3]) : NULL;
-  t[5] = t[4] ? tkc_sum(t[4], 3, axes, 1) : NULL;
-  t[6] = t[5] ? tkc_cast(t[5], tkc_dtype_of(t[4])) : NULL;
+  t[6] = mul_sum(t[2], t[3], 3, axes, tkc_least_upper_dtype(xn->dtype, wn->dtype));
+  t[2] = t[3] = NULL; /* taken */
   t[7] = bias ? reshape_to(bias, 7, bs) : NULL;
   t[8] = t[6] && bias ? tkc_add(t[6], t[7]) : NULL;
   tkc_tensor *r = reshape_to(bias ? t[8] : t[6], 4, out);

@@ -127,7 +127,8 @@ static tkc_tensor *binary(tkc_tensor *a, tkc_tensor *b, int rule, int to_float, 
 static tkc_lazy *f_add(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_ADD, x, y); }
 static tkc_lazy *f_sub(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take2(TKC_OP_ADD, ref(x), negate(y)); }
 static tkc_lazy *f_mul(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MUL, x, y); }
-static tkc_lazy *f_div(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take2(TKC_OP_MUL, ref(x), take1(TKC_OP_RECIP, ref(y))); }
+/* IEEE division (FDIV; tinygrad's x * (1/y) rounds twice: -2.5 / (5/255) would be -127.5) */
+static tkc_lazy *f_div(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_FDIV, x, y); }
 static tkc_lazy *f_idiv(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_IDIV, x, y); }
 static tkc_lazy *f_mod(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MOD, x, y); }
 static tkc_lazy *f_max(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MAX, x, y); }
@@ -149,31 +150,12 @@ static tkc_lazy *f_xor(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; retur
 static tkc_lazy *f_shl(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_SHL, x, y); }
 static tkc_lazy *f_shr(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_SHR, x, y); }
 
-/* x ** y for floats (tinygrad's pow): |x|^y = exp2(y*log2|x|), the sign of a negative base from an
- * odd integer exponent, nan for a negative base with a fractional exponent, 0^0 = 1. */
-static tkc_lazy *f_pow(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) {
-  tkc_lazy *zero = konst(x, dt, 0), *one = konst(x, dt, 1);
-  tkc_lazy *neg = alu2(TKC_OP_CMPLT, x, zero);
-  tkc_lazy *ax = take_where(ref(neg), negate(x), ref(x));
-  tkc_lazy *mag = take1(TKC_OP_EXP2, take2(TKC_OP_MUL, ref(y), take1(TKC_OP_LOG2, ax)));
-  /* y as an integer (int32: every backend has it; |y| >= 2^31 only matters for a negative base) */
-  tkc_lazy *yi = take_cast(take_cast(ref(y), TKC_INT32), dt);
-  tkc_lazy *frac = alu2(TKC_OP_CMPNE, yi, y);
-  tkc_lazy *odd = take2(TKC_OP_CMPNE, take2(TKC_OP_AND, take_cast(ref(y), TKC_INT32), konst(x, TKC_INT32, 1)), konst(x, TKC_INT32, 0));
-  tkc_lazy *signed_mag = take_where(take2(TKC_OP_AND, ref(neg), odd), negate(mag), ref(mag));
-  tkc_lazy *nan_case = take2(TKC_OP_AND, ref(neg), ref(frac));
-  tkc_lazy *r = take_where(nan_case, konst(x, dt, NAN), signed_mag);
-  /* 0 ** 0 = 1 (log2(0) * 0 would give nan) */
-  tkc_lazy *y0 = take2(TKC_OP_CMPNE, ref(y), ref(zero));
-  r = take_where(not_of(y0), ref(one), r);
-  tkc_lazy_unref(zero);
-  tkc_lazy_unref(one);
-  tkc_lazy_unref(neg);
-  tkc_lazy_unref(mag);
-  tkc_lazy_unref(yi);
-  tkc_lazy_unref(frac);
-  return r;
-}
+/* x ** y for floats: the POW op, C's pow semantics (a negative base takes an integer exponent's sign,
+ * a fractional one gives nan; 0 ** 0 = 1; 0 ** negative = +inf as tinygrad's safe_pow). Not
+ * tinygrad's exp2(y*log2(x)), which gives 728.9999999999997 for 3.0 ** 6.0: each renderer gives POW
+ * an accurate form (libm pow in double on CPU / LLVM, compositions on PTX and WGSL; their accuracy
+ * is stated there). */
+static tkc_lazy *f_pow(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_POW, x, y); }
 
 tkc_tensor *tkc_add(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "add", f_add); }
 tkc_tensor *tkc_sub(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, NO_BOOL, 0, "sub", f_sub); }
@@ -276,25 +258,17 @@ tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt) {
 tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
   if ((unsigned)dt >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "bitcast to dtype %d", (int)dt);
-  if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype) || dt == TKC_BOOL || a->node->dtype == TKC_BOOL)
-    return tkc_err_null(TKC_EDTYPE, "bitcast %s -> %s needs two non-bool dtypes of one size", tkc_dtype_name(a->node->dtype), tkc_dtype_name(dt));
-  return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 1));
+  if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype))
+    return tkc_err_null(TKC_EDTYPE, "bitcast %s -> %s needs two dtypes of one size", tkc_dtype_name(a->node->dtype), tkc_dtype_name(dt));
+  /* bool is one byte holding 0 or 1: bool -> (u)int8 is that byte, (u)int8 -> bool reads a nonzero
+   * byte as true (stored as 1, so a bool never holds another byte) -- both are value casts */
+  bool with_bool = dt == TKC_BOOL || a->node->dtype == TKC_BOOL;
+  return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, !with_bool));
 }
 
 /* ---------------------------------------------------------------- reductions */
 
-/* mask[i] = 1 for each reduced axis; 0 ok */
-static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) {
-  for (int i = 0; i < a->ndim; i++) mask[i] = naxes == 0 || !axes;
-  if (naxes < 0 || (naxes && !axes)) return tkc_err(TKC_EINVAL, "bad axes list"), -1;
-  for (int k = 0; axes && k < naxes; k++) {
-    int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
-    if (ax < 0 || ax >= a->ndim) return tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axes[k], a->ndim), -1;
-    if (mask[ax]) return tkc_err(TKC_EINVAL, "axis %d given twice", axes[k]), -1;
-    mask[ax] = 1;
-  }
-  return 0;
-}
+static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) { return tkc_axes_mask(a, naxes, axes, mask); }
 
 /* tinygrad's split_reduceop: a reduce of 32768+ elements into few outputs becomes two kernels —
  * first over (rest of one reduced axis + the other reduced axes) with `divisor` partial results per

@@ -10,6 +10,20 @@ TKC_HIDDEN tkc_tensor *tkc_wrap(tkc_ctx *ctx, tkc_lazy *node);
 /* 0 when t can be used; else -1 with the error (a NULL keeps the first error of a chain). */
 TKC_HIDDEN int tkc_check(const tkc_tensor *t);
 
+/* The temporaries of a composite op (ops_math.c, ops_nn.c): tkc_temp records x (NULL passes
+ * through, so a composite is straight-line code checked once at the end), tkc_temps_done frees every
+ * recorded tensor but r and returns r. */
+#define TKC_NTEMPS 128
+typedef struct tkc_temps {
+  tkc_tensor *t[TKC_NTEMPS];
+  int n;
+} tkc_temps;
+TKC_HIDDEN tkc_tensor *tkc_temp(tkc_temps *s, tkc_tensor *x);
+TKC_HIDDEN tkc_tensor *tkc_temps_done(tkc_temps *s, tkc_tensor *r);
+/* mask[i] = 1 for each axis a reduction over (naxes, axes) reduces (naxes 0 / axes NULL: all);
+ * -1 with TKC_EINVAL for a bad or repeated axis */
+TKC_HIDDEN int tkc_axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask);
+
 /* Node builders; each returns a new reference (or NULL with the error). */
 TKC_HIDDEN tkc_lazy *tkc_lz_const(tkc_ctx *ctx, tkc_dtype dt, double v, int ndim, const int64_t *shape);
 TKC_HIDDEN tkc_lazy *tkc_lz_unary(tkc_op op, tkc_lazy *a);

@@ -17,8 +17,8 @@
  *    whatever the compiler's excess-precision mode.
  *  - bfloat16 lives in memory as `unsigned short` (its bit pattern) and in registers as a float that
  *    always holds a bfloat16 value: loads shift the bits up, stores shift them down, and every bf16
- *    ALU result / cast goes through tkc_bf16_round (tinygrad's truncate_bf16: |x| > max -> inf, else
- *    the float with its low 16 bits cleared), computed in double like tkc_alu_eval.
+ *    ALU result / cast goes through tkc_bf16_round (to float, then to nearest even as numpy/torch:
+ *    NaN stays NaN, overflow gives inf), computed in double like tkc_alu_eval.
  *  - results of bool / 8- and 16-bit integer ALU ops are cast back to their type (C promotes them to
  *    int), so inlined expressions wrap like INTERP; the CPU device compiles with -fwrapv.
  *  - integer IDIV/MOD by a divisor that range analysis cannot prove nonzero (and not -1 when signed)
@@ -245,7 +245,6 @@ static const char *math_fn(int op, bool dbl) {
   case TKC_OP_EXP2: return dbl ? "__builtin_exp2" : "__builtin_exp2f";
   case TKC_OP_LOG2: return dbl ? "__builtin_log2" : "__builtin_log2f";
   case TKC_OP_SIN: return dbl ? "__builtin_sin" : "__builtin_sinf";
-  case TKC_OP_POW: return dbl ? "__builtin_pow" : "__builtin_powf";
   default: return NULL;
   }
 }
@@ -299,9 +298,9 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int op, int s, const char *co
     if (!isf) return fail_unsupported(c, u, "transcendental op needs a float type");
     e = xfmt(c, "%s(%s)", math_fn(op, s == TKC_FLOAT64 || bf), a[0]);
     break;
-  case TKC_OP_POW:
+  case TKC_OP_POW: /* in double for every float type, like INTERP: powf is not always correctly rounded */
     if (!isf) return fail_unsupported(c, u, "POW needs a float type");
-    e = xfmt(c, "%s(%s,%s)", math_fn(op, s == TKC_FLOAT64 || bf), a[0], a[1]);
+    e = xfmt(c, s == TKC_FLOAT32 ? "((float)__builtin_pow((double)%s,(double)%s))" : "__builtin_pow((double)%s,(double)%s)", a[0], a[1]);
     break;
   default: return fail_unsupported(c, u, NULL);
   }
@@ -674,13 +673,13 @@ static const char *half_prelude =
     "#endif\n";
 
 static const char *bf16_prelude =
-    "/* bfloat16: stored as its bits, computed as float; rounding truncates like tinygrad's truncate_bf16 */\n"
+    "/* bfloat16: stored as its bits, computed as float; rounding: to float, then to nearest even */\n"
     "static inline float tkc_bf16_float(unsigned short b) { union { unsigned int u; float f; } c = {.u = (unsigned int)b << 16}; return c.f; }\n"
     "static inline unsigned short tkc_bf16_bits(float f) { union { float f; unsigned int u; } c = {.f = f}; return (unsigned short)(c.u >> 16); }\n"
     "static inline float tkc_bf16_round(double x) {\n"
-    "  union { float f; unsigned int u; } c;\n"
-    "  if (x > 0x1.fep127 || x < -0x1.fep127) return x > 0 ? __builtin_inff() : -__builtin_inff();\n"
-    "  c.f = (float)x;\n"
+    "  union { float f; unsigned int u; } c = {.f = (float)x};\n"
+    "  if ((c.u & 0x7fffffffu) > 0x7f800000u) c.u |= 0x400000u; /* NaN: quiet, its top payload kept */\n"
+    "  else c.u += 0x7fffu + ((c.u >> 16) & 1u); /* a carry past the largest finite value gives inf */\n"
     "  c.u &= 0xffff0000u;\n"
     "  return c.f;\n"
     "}\n";

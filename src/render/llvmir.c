@@ -36,8 +36,8 @@
  * Value representation (chosen so results match the INTERP device, like the C renderer):
  *  - bool is i1 in registers and i8 in memory (any nonzero byte loads as true); bfloat16 is i16 in
  *    memory and a float holding a bfloat16 value in registers: loads shift the bits up, stores shift
- *    them down, and bf16 arithmetic is done in double and rounded by tinygrad's truncate_bf16
- *    (|x| > 0x1.fep127 -> inf, else the float with its low 16 bits cleared), as src/uops/alu.c does.
+ *    them down, and bf16 arithmetic is done in double and rounded to float, then to nearest even
+ *    bfloat16 (NaN stays NaN, overflow gives inf), as src/uops/alu.c does.
  *  - float16 is LLVM's half; MULACC is one fused multiply-add (llvm.fma; half and bfloat16 through float), as INTERP.
  *  - integers wrap (no nsw/nuw on user arithmetic). IDIV/MOD by a divisor that is not proven safe are
  *    guarded: x/0 = x%0 = 0, INT_MIN/-1 wraps, x%-1 = 0 (LLVM's sdiv/srem would be undefined).
@@ -363,20 +363,22 @@ static const char *RV(lctx *c, const tkc_uop *s, int n) {
 
 /* ---------------------------------------------------------------- conversions */
 
-/* tinygrad's truncate_bf16 of x (float or double lanes) -> float lanes holding a bfloat16 */
+/* x (float or double lanes) rounded to bfloat16 -> float lanes holding it: to float first, then to
+ * nearest even on the bits (a carry past the largest finite value gives inf; NaN stays a quiet NaN) */
 static const char *bf16_round(lctx *c, const char *x, bool from_double, int n, const char *res) {
   const char *xt = ty(c, from_double ? TKC_FLOAT64 : TKC_FLOAT32, n, false), *ft = ty(c, TKC_FLOAT32, n, false);
   const char *it = ty(c, TKC_INT32, n, false), *ct = ty(c, TKC_BOOL, n, false);
-  const double maxbf = 0x1.fep127; /* bits 0x7f7f0000 */
-  int s = from_double ? TKC_FLOAT64 : TKC_FLOAT32;
-  const char *gt = ins(c, NULL, "fcmp ogt %s %s, %s", xt, x, fconst(c, s, n, maxbf));
-  const char *lt = ins(c, NULL, "fcmp olt %s %s, %s", xt, x, fconst(c, s, n, -maxbf));
   const char *f = from_double ? ins(c, NULL, "fptrunc %s %s to %s", xt, x, ft) : x;
   const char *b = ins(c, NULL, "bitcast %s %s to %s", ft, f, it);
-  const char *m = ins(c, NULL, "and %s %s, %s", it, b, iconst(c, TKC_INT32, n, -65536));
-  const char *v = ins(c, NULL, "bitcast %s %s to %s", it, m, ft);
-  const char *lo = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, lt, ft, splat(c, "float", n, "0xFFF0000000000000"), ft, v);
-  return ins(c, res, "select %s %s, %s %s, %s %s", ct, gt, ft, splat(c, "float", n, "0x7FF0000000000000"), ft, lo);
+  const char *odd = ins(c, NULL, "lshr %s %s, %s", it, b, iconst(c, TKC_INT32, n, 16));
+  const char *odd1 = ins(c, NULL, "and %s %s, %s", it, odd, iconst(c, TKC_INT32, n, 1));
+  const char *bias = ins(c, NULL, "add %s %s, %s", it, odd1, iconst(c, TKC_INT32, n, 0x7fff));
+  const char *r = ins(c, NULL, "add %s %s, %s", it, b, bias);
+  const char *qn = ins(c, NULL, "or %s %s, %s", it, b, iconst(c, TKC_INT32, n, 0x400000));
+  const char *isnan = ins(c, NULL, "fcmp uno %s %s, %s", ft, f, f);
+  const char *v = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, isnan, it, qn, it, r);
+  const char *m = ins(c, NULL, "and %s %s, %s", it, v, iconst(c, TKC_INT32, n, -65536));
+  return ins(c, res, "bitcast %s %s to %s", it, m, ft);
 }
 
 /* float lanes holding bfloat16 values -> their i16 bits */
@@ -572,10 +574,17 @@ static const char *float_alu(lctx *c, const tkc_uop *u, int op, int s, int n, co
   case TKC_OP_EXP2: return call1(c, "exp2", s, n, a[0], res);
   case TKC_OP_LOG2: return call1(c, "log2", s, n, a[0], res);
   case TKC_OP_SIN: return call1(c, "sin", s, n, a[0], res);
-  case TKC_OP_POW: {
-    const char *nm = S(c, "llvm.pow.%s", mangle(c, s, n));
-    declare(c, S(c, "declare %s @%s(%s, %s)", t, nm, t, t));
-    return ins(c, res, "call " FMF " %s @%s(%s %s, %s %s)", t, nm, t, a[0], t, a[1]);
+  case TKC_OP_POW: { /* in double for every float type, like INTERP: powf is not always correctly rounded */
+    const char *dt = ty(c, TKC_FLOAT64, n, false), *x = a[0], *y = a[1];
+    if (s != TKC_FLOAT64) {
+      x = ins(c, NULL, "fpext %s %s to %s", t, a[0], dt);
+      y = ins(c, NULL, "fpext %s %s to %s", t, a[1], dt);
+    }
+    const char *nm = S(c, "llvm.pow.%s", mangle(c, TKC_FLOAT64, n));
+    declare(c, S(c, "declare %s @%s(%s, %s)", dt, nm, dt, dt));
+    if (s == TKC_FLOAT64) return ins(c, res, "call " FMF " %s @%s(%s %s, %s %s)", t, nm, t, x, t, y);
+    const char *p = ins(c, NULL, "call " FMF " %s @%s(%s %s, %s %s)", dt, nm, dt, x, dt, y);
+    return ins(c, res, "fptrunc %s %s to %s", dt, p, t);
   }
   default: return fail_unsupported(c, u, "this op needs an integer dtype"), "";
   }
@@ -628,7 +637,7 @@ static const char *render_alu(lctx *c, const tkc_uop *u, const char *res) {
     if (op == TKC_OP_NEG) return ins(c, res, "fneg " FMF " %s %s", ty(c, TKC_FLOAT32, n, false), a[0]);
     if (op == TKC_OP_MAX) return float_alu(c, u, op, TKC_FLOAT32, n, a, res);
     if (op == TKC_OP_MULACC) return c->failed ? "" : bf16_round(c, float_alu(c, u, op, TKC_FLOAT32, n, a, NULL), false, n, res);
-    /* computed in double, then truncated to bfloat16 (as INTERP) */
+    /* computed in double, then rounded to bfloat16 (as INTERP) */
     const char *x[3] = {NULL, NULL, NULL};
     for (int k = 0; k < need; k++) x[k] = ins(c, NULL, "fpext %s %s to %s", ty(c, TKC_FLOAT32, n, false), a[k], ty(c, TKC_FLOAT64, n, false));
     const char *v = float_alu(c, u, op, TKC_FLOAT64, n, x, NULL);

@@ -22,8 +22,8 @@
  *   value, loaded/stored as s8/u8 and re-extended after every op that can leave the 8-bit range;
  *   int16/32/64 -> .b16/.b32/.b64; float16 -> .f16; float32 -> .f32; float64 -> .f64;
  *   bfloat16 -> an .f32 register that always holds a bfloat16 value: loads shift the 16 bits up, stores
- *   shift them down, and every bf16 result is computed in f32 and truncated like tinygrad's
- *   truncate_bf16 (|x| > 0x1.fep127 -> inf, else the low 16 bits cleared).
+ *   shift them down, and every bf16 result is computed in f32 and rounded to nearest even, as INTERP
+ *   (NaN stays NaN, overflow gives inf).
  *   Float add/sub/mul/fma/div/rcp/sqrt use .rn (IEEE rounding; also stops ptxas from contracting
  *   a*b+c into an fma the kernel did not ask for). EXP2/LOG2/SIN use ex2/lg2/sin.approx for f32 (and
  *   ex2.approx.f16 for half); float64 has no such instructions, so EXP2/LOG2/SIN on f64 are rendered as
@@ -43,7 +43,8 @@
  * device, threads, upcast_axes, reduce_axes); dtypes as tkc_dtype ints or names) becomes
  * mma.sync.aligned: m16n8k16 f16->f32/f16 and bf16->f32, m16n8k8 f16->f32/f16 (sm_75+) and
  * tf32 (float) -> f32; the k16 shapes, bf16 and tf32 need sm_80.
- * Not expressible (TKC_EUNSUPPORTED naming op, dtype and backend): POW, THREEFRY, float IDIV/MOD,
+ * POW is rewritten into ALU ops by the extra matcher (pow_rewrite: float64 arithmetic, accuracy there).
+ * Not expressible (TKC_EUNSUPPORTED naming op, dtype and backend): THREEFRY, float IDIV/MOD,
  * shifts and transcendentals on bool, SPECIAL other than gidx/lidx, shared memory over 48 KiB. */
 #include <math.h>
 #include <stdarg.h>
@@ -336,16 +337,21 @@ static void norm8(pctx *c, uint32_t r, int s) {
   else if (s == TKC_UINT8) ins(c, "and.b16 %s, %s, 0x00FF", N(r), N(r));
 }
 
-/* an f32 register -> the bfloat16 value INTERP gives (tinygrad's truncate_bf16) */
+/* an f32 register -> the bfloat16 value INTERP gives: round to nearest even on the bits (a carry past
+ * the largest finite value gives inf), a NaN stays a quiet NaN; integer ops only (cvt.rn.bf16.f32
+ * needs sm_80) */
 static uint32_t bf16_round(pctx *c, uint32_t x) {
-  uint32_t a = newreg(c, C_F), p = newreg(c, C_P), b = newreg(c, C_R), inf = newreg(c, C_R), d = newreg(c, C_F);
-  ins(c, "abs.f32 %s, %s", N(a), N(x));
-  ins(c, "setp.gt.f32 %s, %s, 0f7F7F0000", N(p), N(a));
-  ins(c, "and.b32 %s, %s, 0xFFFF0000", N(b), N(x));
-  ins(c, "and.b32 %s, %s, 0x80000000", N(inf), N(x));
-  ins(c, "or.b32 %s, %s, 0x7F800000", N(inf), N(inf));
-  ins(c, "selp.b32 %s, %s, %s, %s", N(b), N(inf), N(b), N(p));
-  ins(c, "mov.b32 %s, %s", N(d), N(b));
+  uint32_t b = newreg(c, C_R), t = newreg(c, C_R), q = newreg(c, C_R), p = newreg(c, C_P), d = newreg(c, C_F);
+  ins(c, "mov.b32 %s, %s", N(b), N(x));
+  ins(c, "shr.u32 %s, %s, 16", N(t), N(b));
+  ins(c, "and.b32 %s, %s, 1", N(t), N(t));
+  ins(c, "add.u32 %s, %s, 0x7FFF", N(t), N(t));
+  ins(c, "add.u32 %s, %s, %s", N(t), N(b), N(t));
+  ins(c, "or.b32 %s, %s, 0x00400000", N(q), N(b));
+  ins(c, "setp.nan.f32 %s, %s, %s", N(p), N(x), N(x));
+  ins(c, "selp.b32 %s, %s, %s, %s", N(t), N(q), N(t), N(p));
+  ins(c, "and.b32 %s, %s, 0xFFFF0000", N(t), N(t));
+  ins(c, "mov.b32 %s, %s", N(d), N(t));
   return d;
 }
 
@@ -413,19 +419,9 @@ static uint32_t cvt_val(pctx *c, const tkc_uop *u, uint32_t a, int fs, int ts) {
   if (ts == TKC_BFLOAT16) {
     if (fs == TKC_FLOAT32) return bf16_round(c, a);
     uint32_t f = newreg(c, C_F);
-    if (fs == TKC_FLOAT64) { /* the overflow check is on the double, like INTERP */
-      uint32_t ad = newreg(c, C_FD), p = newreg(c, C_P);
-      ins(c, "abs.f64 %s, %s", N(ad), N(a));
-      ins(c, "setp.gt.f64 %s, %s, 0d47EFE00000000000", N(p), N(ad));
-      ins(c, "cvt.rn.f32.f64 %s, %s", N(f), N(a));
-      uint32_t r = bf16_round(c, f), inf = newreg(c, C_F), ninf = newreg(c, C_F), s = newreg(c, C_P);
-      ins(c, "setp.lt.f64 %s, %s, 0d0000000000000000", N(s), N(a));
-      ins(c, "selp.f32 %s, 0fFF800000, 0f7F800000, %s", N(inf), N(s));
-      ins(c, "selp.f32 %s, %s, %s, %s", N(ninf), N(inf), N(r), N(p));
-      return ninf;
-    }
-    if (fs == TKC_FLOAT16) ins(c, "cvt.f32.f16 %s, %s", N(f), N(a));
-    else ins(c, "cvt.rn.f32.%s %s, %s", F->t, N(f), N(a)); /* ints: one rounding to float, then truncation */
+    if (fs == TKC_FLOAT64) ins(c, "cvt.rn.f32.f64 %s, %s", N(f), N(a)); /* to float first, like INTERP */
+    else if (fs == TKC_FLOAT16) ins(c, "cvt.f32.f16 %s, %s", N(f), N(a));
+    else ins(c, "cvt.rn.f32.%s %s, %s", F->t, N(f), N(a)); /* ints: one rounding to float, then to bf16 */
     return bf16_round(c, f);
   }
   if (fs == TKC_BFLOAT16) { /* the value is already an f32 */
@@ -775,7 +771,7 @@ static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32
   if (op == TKC_OP_IDIV || op == TKC_OP_MOD || op == TKC_OP_POW)
     return fail_uns(c, u, "%s on floats has no PTX instruction (decompose it before rendering)", tkc_op_name((tkc_op)op)), NOREG;
   bool exact = op == TKC_OP_MAX || op == TKC_OP_CMPLT || op == TKC_OP_CMPNE || op == TKC_OP_NEG;
-  if (in == TKC_BFLOAT16) { /* computed in f32 (the registers are f32), then truncated */
+  if (in == TKC_BFLOAT16) { /* computed in f32 (the registers are f32), then rounded */
     uint32_t d = float_op(c, u, op, TKC_FLOAT32, a);
     return exact || d == NOREG ? d : bf16_round(c, d);
   }
@@ -1398,6 +1394,57 @@ static tkc_uop *half_upcast(tkc_graph *g, const tkc_match *m, void *ctx) {
   return r ? tkc_uop_cast(g, r, x->dtype) : NULL;
 }
 
+/* POW, which PTX has no instruction for (tinygrad's exp2(y*log2(x)) gives 728.9999999999997 for
+ * 3.0 ** 6.0), with C's special cases:
+ *  - float32 / bfloat16 (half is upcast to float32 first) are computed in float64 and rounded once:
+ *    the float64 error below is ~1e-14 relative where the float32 result is finite, so the result is
+ *    within 1 ulp of the correctly rounded float32 (nearly always equal) and whole-number results are
+ *    exact;
+ *  - float64: a whole exponent |y| < 2048 by repeated squaring (11 steps: exact where the result is
+ *    representable, else within ~|y| ulp), others exp2(y * log2|x|) with the float64 EXP2/LOG2
+ *    sequences (relative error ~ |y * log2|x|| * 2^-52, e.g. ~100 ulp for results near 1e30). */
+static tkc_uop *pow_rewrite(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
+  tkc_uop *p = M("x"), *x = p->src[0], *y = p->src[1];
+  int n = p->dtype.count;
+  tkc_dt f64 = tkc_dt_vec(tkc_dt_of(TKC_FLOAT64), n), i64 = tkc_dt_vec(tkc_dt_of(TKC_INT64), n), b = tkc_dt_vec(tkc_dt_of(TKC_BOOL), n);
+  if (p->dtype.scalar != TKC_FLOAT64) { /* float32 / bfloat16 through float64 */
+    tkc_uop *s[2] = {tkc_uop_cast(g, x, f64), tkc_uop_cast(g, y, f64)};
+    tkc_uop *r = s[0] && s[1] ? tkc_uop_new(g, TKC_OP_POW, f64, 2, s, tkc_arg_none()) : NULL;
+    return r ? tkc_uop_cast(g, r, p->dtype) : NULL;
+  }
+#define K(v) tkc_uop_const_like(g, x, (v))
+#define A2(op, a, c) tkc_uop_alu2(g, TKC_OP_##op, (a), (c))
+#define NOT(a) A2(CMPNE, (a), tkc_uop_const_float(g, b, 1))
+#define SEL(c, a, e) tkc_uop_alu3(g, TKC_OP_WHERE, (c), (a), (e))
+#define EQ(a, c) NOT(A2(CMPNE, (a), (c)))
+  tkc_uop *xneg = A2(CMPLT, x, K(0)), *ax = SEL(xneg, tkc_uop_alu1(g, TKC_OP_NEG, x), x);
+  tkc_uop *yneg = A2(CMPLT, y, K(0)), *ay = SEL(yneg, tkc_uop_alu1(g, TKC_OP_NEG, y), y);
+  tkc_uop *yi = tkc_uop_cast(g, y, i64); /* saturates; |y| >= 2^62 is an even integer anyway */
+  tkc_uop *big = NOT(A2(CMPLT, ay, K(0x1p62)));
+  tkc_uop *yint = A2(OR, EQ(tkc_uop_cast(g, yi, f64), y), big);
+  tkc_uop *odd = A2(AND, A2(CMPNE, A2(AND, yi, tkc_uop_const_like_int(g, yi, 1)), tkc_uop_const_like_int(g, yi, 0)), NOT(big));
+  /* repeated squaring over the bits of |y| (a whole |y| < 2048) */
+  tkc_uop *e = tkc_uop_cast(g, SEL(A2(CMPLT, ay, K(2048)), ay, K(0)), i64), *r = K(1), *sq = ax;
+  for (int k = 0; k < 11; k++) {
+    tkc_uop *bit = A2(CMPNE, A2(AND, e, tkc_uop_const_like_int(g, e, (int64_t)1 << k)), tkc_uop_const_like_int(g, e, 0));
+    r = SEL(bit, A2(MUL, r, sq), r);
+    if (k < 10) sq = A2(MUL, sq, sq);
+  }
+  r = SEL(yneg, tkc_uop_alu1(g, TKC_OP_RECIP, r), r);
+  tkc_uop *gen = tkc_uop_alu1(g, TKC_OP_EXP2, A2(MUL, y, tkc_uop_alu1(g, TKC_OP_LOG2, ax)));
+  tkc_uop *mag = SEL(A2(AND, yint, A2(CMPLT, ay, K(2048))), r, gen);
+  tkc_uop *res = SEL(A2(AND, xneg, odd), tkc_uop_alu1(g, TKC_OP_NEG, mag), mag);
+  res = SEL(A2(AND, xneg, NOT(yint)), K(NAN), res);                       /* negative base, fractional exponent */
+  res = SEL(A2(AND, EQ(ax, K(1)), EQ(ay, K(INFINITY))), K(1), res);       /* (-1) ** +-inf = 1 */
+  return SEL(A2(OR, EQ(x, K(1)), EQ(y, K(0))), K(1), res);                /* 1 ** y = x ** 0 = 1, NaN too */
+#undef K
+#undef A2
+#undef NOT
+#undef SEL
+#undef EQ
+}
+
 /* LOAD<bool> -> (bool)LOAD<uint8> (alt value cast to uint8) */
 static tkc_uop *bool_load(tkc_graph *g, const tkc_match *m, void *ctx) {
   (void)ctx;
@@ -1461,6 +1508,7 @@ static const tkc_rule ptx_rules[] = {
     {"(CMPNE x<bool> y)", bool_cmpne},                            /* x != y -> x ^ y on bools */
     {"(CMPLT x<bool> y)", bool_cmplt},                            /* x < y -> !x & y on bools */
     {"x:RECIP|LOG2|SIN|SQRT|FDIV|POW|MULACC<half>", half_upcast}, /* f(half) -> (half)f(float) */
+    {"x:POW", pow_rewrite},                                       /* x ** y: accurate, from ALU ops */
     {"x:LOAD<bool>", bool_load},                                  /* bools live in memory as bytes */
     {"(STORE _ _<bool> ...)", bool_store},
     {"(INDEX buf idx)", index_addr},                              /* buf[i] -> buf + i*itemsize */

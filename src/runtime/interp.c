@@ -584,7 +584,7 @@ static void mem_store(char *a, tkc_dtype dt, tkc_value v) {
   case TKC_INT64:
   case TKC_UINT64: memcpy(a, &v.u, 8); break;
   case TKC_FLOAT16:
-  case TKC_BFLOAT16: { /* one rounding from the double (tinygrad's truncate for bfloat16) */
+  case TKC_BFLOAT16: { /* one rounding from the double (bfloat16: through float32, as src/uops/alu.c) */
     uint16_t x = (uint16_t)tkc_value_bitcast(v, dt, TKC_UINT16).u;
     memcpy(a, &x, 2);
     break;

@@ -17,8 +17,9 @@
  *
  * One LLJIT per process, created on first use (call_once), never disposed: it stays reachable from a
  * static, so leak checkers see no leak. Its main JITDylib searches the host process for symbols (the
- * libm calls that llvm.exp2/sin/pow become, the libgcc half conversions __truncdfhf2 & co., which
- * this file defines in IR where the process lacks them). Target machines use the host CPU name plus
+ * libm calls that llvm.exp2/sin/pow become); the libgcc half conversions __truncdfhf2 & co. that
+ * LLVM's code may call are always defined by this file in IR, so no kernel depends on the process's
+ * compiler runtime). Target machines use the host CPU name plus
  * LLVMGetHostCPUFeatures() (the name alone may be "generic" on CPUs an LLVM does not know). Without
  * LLVMInitializeNativeAsmPrinter every lookup fails with "Failed to materialize symbols".
  *
@@ -34,7 +35,6 @@
  * constant RANGE trip counts multiply to at least TKC_CPU_PARALLEL_MIN_WORK runs on T = online CPUs
  * threads (at most $TKC_CPU_THREADS when set) through tkc_ffi_call_parallel; anything smaller is one
  * call with (0, 1) and creates no thread. */
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +46,8 @@
 
  * On x86 LLVM turns fptrunc double -> half (and, without F16C, every half <-> float conversion) into
  * calls of __truncdfhf2 / __truncsfhf2 / __extendhfsf2 / __extendhfdf2, normally found in the
- * process (libgcc_s from GCC 12 on, or compiler-rt). Where the process lacks any of them this module
- * defines them for the JIT: integer-only IR (round to nearest even, NaN kept quiet with its top
+ * process (libgcc_s from GCC 12 on, or compiler-rt) -- or not, or only some of them. This module
+ * always defines them for the JIT: integer-only IR (round to nearest even, NaN kept quiet with its top
  * payload bits, like the C renderer's fallback), so compiling it calls nothing itself. */
 TKC_HIDDEN extern const char tkc_llvm_half_support_ir[]; /* tests compile it on its own */
 const char tkc_llvm_half_support_ir[] =
@@ -190,13 +190,11 @@ static LLVMTargetMachineRef host_machine(void) {
 
 static tkc_status build_object(const tkc_kernel *k, const char *symbol, LLVMMemoryBufferRef *out);
 
-/* defines the half conversions in the JIT when the process lacks any of them (failures only mean that
- * kernels needing them report the missing symbol when they are linked) */
+/* defines the half conversions in the JIT, always: whether the process has them (and which) depends on
+ * its libgcc / compiler-rt (one lacking only __truncdfhf2 failed every float64 -> float16 cast), and
+ * the JIT's own definitions win over the process search (failures only mean that kernels needing
+ * them report the missing symbol when they are linked) */
 static void add_half_support(void) {
-  static const char *const names[] = {"__truncdfhf2", "__truncsfhf2", "__extendhfsf2", "__extendhfdf2"};
-  bool missing = false;
-  for (size_t i = 0; i < TKC_COUNTOF(names); i++) missing |= dlsym(RTLD_DEFAULT, names[i]) == NULL;
-  if (!missing) return;
   tkc_kernel k = {.name = "__truncdfhf2", .source = tkc_llvm_half_support_ir};
   LLVMMemoryBufferRef obj = NULL;
   tkc_status before = tkc_last_status();

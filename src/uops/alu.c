@@ -11,8 +11,8 @@
  *  - every op is computed the way Python computes it (big ints -> here uint64 modulo 2^64, floats in
  *    double) and the result is then truncated to the result dtype: ints wrap, bool is `!= 0`
  *    (NaN is true), float32 rounds to nearest float, float16 rounds to nearest even with overflow
- *    (|x| >= 65520) going to +-inf, bfloat16 is tinygrad's truncate_bf16: |x| > 0x7f7f0000's value
- *    goes to +-inf, else the float32 rounding of x with its low 16 bits cleared (toward zero).
+ *    (|x| >= 65520) going to +-inf, bfloat16 rounds x to float32, then to nearest even (numpy/torch;
+ *    tinygrad's truncate_bf16 truncates instead), overflowing to +-inf, NaN staying NaN.
  *  - bool is Python's bool: arithmetic is int arithmetic on 0/1, then `!= 0` (True+True -> True,
  *    False-True -> True, -True -> True). EXP2/LOG2/SIN/SQRT/RECIP on bool are evaluated on 0.0/1.0
  *    and then `!= 0`, like exec_alu.
@@ -21,8 +21,8 @@
  *    INT_MIN % -1 is 0.
  *  - LOG2(0) = -inf, LOG2(<0) = nan, SQRT(<0) = nan, EXP2 overflow = inf, RECIP(+-0) = +-inf,
  *    SIN(+-inf) = nan, MAX(a, b) = b > a ? b : a (Python's max: NaN handling follows that).
- *  - POW is safe_pow: C pow, except 0 ** negative = +inf (Python raises; safe_pow answers inf);
- *    a negative base with a non-integer exponent is nan.
+ *  - POW is C's pow, as numpy's (Python raises for 0 ** negative; this gives +-inf): a negative base
+ *    with a non-integer exponent is nan, (-0) ** -3 = -inf, 1 ** nan = 1.
  *  - FDIV (not in python_alu) is IEEE division on floats: x/0 = +-inf, 0/0 = nan.
  *  - CMPLT/CMPNE compare the operands as in_dt (unsigned compare for unsigned ints, IEEE for
  *    floats: NaN != NaN) and give 0/1 converted to dt (normally bool).
@@ -50,12 +50,11 @@
  * Casts (tkc_value_cast) are C casts made total: float -> int truncates toward zero and saturates to
  * the dtype's range, NaN -> 0 (C: undefined); int -> int wraps; -> bool is != 0 (NaN -> true);
  * int -> float32 is one rounding of the integer (as C, not through double); -> float16 rounds to
- * nearest even from the double value; -> bfloat16 uses the same truncate_bf16 as the ALU so casts
- * and ALU results agree with tinygrad's python backend.
+ * nearest even from the double value; -> bfloat16 uses the same rounding as the ALU (to float32,
+ * then to nearest even).
  *
  * tkc_f32_to_f16 / tkc_f32_to_bf16 are IEEE round-to-nearest-even conversions (subnormals, +-inf,
- * NaN kept quiet with the top payload bits); only tkc_value_truncate/cast/ALU use tinygrad's
- * truncating bfloat16 rounding. */
+ * NaN kept quiet with the top payload bits). */
 #include <math.h>
 #include <string.h>
 #include "tkc/uop.h"
@@ -168,24 +167,16 @@ float tkc_bf16_to_f32(uint16_t h) {
   return f;
 }
 
-/* tinygrad's truncate_bf16. */
-static double alu_trunc_bf16(double x) {
-  const double max_bf16 = 0x1.fep127; /* bits 0x7f7f0000 */
-  if (x > max_bf16 || x < -max_bf16) return copysign(INFINITY, x);
-  float f = (float)x;
-  uint32_t b;
-  memcpy(&b, &f, sizeof b);
-  b &= 0xffff0000u;
-  memcpy(&f, &b, sizeof f);
-  return f;
-}
+/* x rounded to bfloat16 as numpy/torch do: to float32 first, then to nearest even (NaN stays NaN,
+ * past the largest finite value -> +-inf). Every device rounds this way, bit for bit. */
+static double alu_round_bf16(double x) { return tkc_bf16_to_f32(tkc_f32_to_bf16((float)x)); }
 
 /* x rounded to the float dtype dt. */
 static double alu_round(double x, tkc_dtype dt) {
   switch (dt) {
   case TKC_FLOAT32: return (double)(float)x;
   case TKC_FLOAT16: return (double)tkc_f16_to_f32(alu_f64_to_f16(x));
-  case TKC_BFLOAT16: return alu_trunc_bf16(x);
+  case TKC_BFLOAT16: return alu_round_bf16(x);
   default: return x;
   }
 }
@@ -214,7 +205,7 @@ static double alu_i2f(uint64_t raw, tkc_dtype from, tkc_dtype to) {
   int64_t s = alu_u2i(raw);
   switch (to) {
   case TKC_FLOAT32: return sgn ? (double)(float)s : (double)(float)raw;
-  case TKC_BFLOAT16: return alu_trunc_bf16(sgn ? (double)(float)s : (double)(float)raw);
+  case TKC_BFLOAT16: return alu_round_bf16(sgn ? (double)(float)s : (double)(float)raw);
   case TKC_FLOAT16: return alu_round(sgn ? (double)s : (double)raw, TKC_FLOAT16); /* > 2^53 is inf anyway */
   default: return sgn ? (double)s : (double)raw;
   }
@@ -251,7 +242,7 @@ static uint64_t alu_bits_of(tkc_value v, tkc_dtype dt) {
   switch (dt) {
   case TKC_FLOAT16: return alu_f64_to_f16(v.f);
   case TKC_BFLOAT16: {
-    float f = (float)alu_trunc_bf16(v.f);
+    float f = (float)alu_round_bf16(v.f);
     uint32_t b;
     memcpy(&b, &f, sizeof b);
     return b >> 16;
@@ -411,10 +402,7 @@ static double alu_f_cmpne(const double *s) { return s[0] != s[1]; }
 
 static double alu_f_mulacc(const double *s) { return fma(s[0], s[1], s[2]); } /* below float64: tkc_alu_eval */
 
-static double alu_f_pow(const double *s) {
-  if (s[0] == 0 && s[1] < 0) return INFINITY;
-  return pow(s[0], s[1]);
-}
+static double alu_f_pow(const double *s) { return pow(s[0], s[1]); }
 
 /* Python's float floor division vx // wx for vx >= 0, wx > 0 (or NaN): CPython's float_floor_div with
  * the sign corrections that cannot apply to non-negative operands left out. */

@@ -288,7 +288,6 @@ static bool const_lanes_ok(const tkc_uop *c, int count) {
 static tkc_uop *r_x(tkc_graph *g, const tkc_match *m, void *ctx) { return M("x"); }
 static tkc_uop *r_val(tkc_graph *g, const tkc_match *m, void *ctx) { return M("val"); }
 static tkc_uop *r_base(tkc_graph *g, const tkc_match *m, void *ctx) { return M("base"); }
-static tkc_uop *r_one(tkc_graph *g, const tkc_match *m, void *ctx) { return tkc_uop_const_int(g, M("x")->dtype, 1); }
 static tkc_uop *r_neg_x(tkc_graph *g, const tkc_match *m, void *ctx) { return neg(g, M("x")); }
 
 /* x//x -> 1, only where x cannot be 0 (x//0 is 0). */
@@ -391,37 +390,36 @@ static tkc_uop *r_cast_noop(tkc_graph *g, const tkc_match *m, void *ctx) {
   return r->nsrc >= 1 && tkc_dt_eq(r->dtype, r->src[0]->dtype) ? r->src[0] : NULL;
 }
 
-/* tinygrad's simplify_pow: x**c for a constant c without transcendental lowering. Ints only take the
- * non-negative integer exponents (no reciprocal). */
+/* tinygrad's simplify_pow: x**c for a constant c without transcendental lowering. For floats only
+ * where the result is pow's (correctly rounded, same special values): x**0 -> 1, x**1 -> x,
+ * x**2 -> x*x, x**-1 -> 1/x; other exponents stay POW (x*x*x rounds twice). Ints take the
+ * non-negative integer exponents as products (wrapping, as the int POW does). */
 static tkc_uop *r_simplify_pow(tkc_graph *g, const tkc_match *m, void *ctx) {
   tkc_uop *x = M("x"), *c = M("c");
   bool fl = is_float_dt(c->dtype);
   if (!fl && !is_int_dt(c->dtype)) return NULL;
   if (!fl && !rk(c)) return NULL;
   double cv = tkc_uop_const_f(c);
-  if (!isfinite(cv) || fabs(cv) >= 9007199254740992.0) return NULL;
-  if (cv < 0) { /* x**-c -> (1/x)**c */
-    if (!fl) return NULL;
-    return alu2(g, TKC_OP_POW, tkc_uop_alu1(g, TKC_OP_RECIP, x), tkc_uop_const_like(g, c, -cv));
+  if (cv == 0) return tkc_uop_const_int(g, x->dtype, 1); /* x**0 -> 1 (nan too, as C's pow) */
+  if (fl) {
+    if (!is_float_dt(x->dtype)) return NULL;
+    if (cv == 1) return x;
+    if (cv == 2) return mul(g, x, x);
+    if (cv == -1) return tkc_uop_alu1(g, TKC_OP_RECIP, x);
+    return NULL;
   }
-  if (cv == 0) return tkc_uop_const_int(g, x->dtype, 1); /* x**0 -> 1 */
-  if ((double)(int64_t)(cv - 0.5) + 0.5 == cv)          /* x**(n+.5) -> x**n * sqrt(x) */
-    return mul(g, alu2(g, TKC_OP_POW, x, tkc_uop_const_like(g, c, cv - 0.5)), tkc_uop_alu1(g, TKC_OP_SQRT, x));
-  if ((double)(int64_t)cv == cv) { /* x**n -> y*y(*x), y = x**(n//2) */
-    tkc_uop *y = alu2(g, TKC_OP_POW, x, tkc_uop_const_like(g, c, floor(cv / 2)));
-    tkc_uop *r = mul(g, y, y);
-    return fmod(cv, 2) == 1 ? mul(g, r, x) : r;
-  }
-  return NULL;
+  if (cv < 0 || fabs(cv) >= 9007199254740992.0) return NULL;
+  tkc_uop *y = alu2(g, TKC_OP_POW, x, tkc_uop_const_like(g, c, floor(cv / 2))); /* x**n -> y*y(*x), y = x**(n//2) */
+  tkc_uop *r = mul(g, y, y);
+  return fmod(cv, 2) == 1 ? mul(g, r, x) : r;
 }
 
-/* c**x -> c for c == 1, exp2(x*log2(c)) for c > 0 (floats) */
+/* 1**x -> 1 (also for a nan x, as C's pow). tinygrad's c**x -> exp2(x*log2(c)) is left out: it is
+ * not within an ulp of pow. */
 static tkc_uop *r_const_pow(tkc_graph *g, const tkc_match *m, void *ctx) {
-  tkc_uop *c = M("c"), *x = M("x"), *root = tkc_match_root(m);
-  double cv = tkc_uop_const_f(c);
-  if (cv == 1) return tkc_dt_eq(c->dtype, root->dtype) ? c : tkc_uop_const_int(g, root->dtype, 1);
-  if (!(cv > 0) || !isfinite(cv) || !is_float_dt(x->dtype)) return NULL;
-  return tkc_uop_alu1(g, TKC_OP_EXP2, mul(g, x, tkc_uop_const_float(g, x->dtype, log2(cv))));
+  tkc_uop *c = M("c"), *root = tkc_match_root(m);
+  if (tkc_uop_const_f(c) != 1) return NULL;
+  return tkc_dt_eq(c->dtype, root->dtype) ? c : tkc_uop_const_int(g, root->dtype, 1);
 }
 
 /* ---------------------------------------------------------------- symbolic callbacks */
@@ -450,11 +448,6 @@ static tkc_uop *r_combine_yc1(tkc_graph *g, const tkc_match *m, void *ctx) {
 }
 static tkc_uop *r_combine_2(tkc_graph *g, const tkc_match *m, void *ctx) { return mulk(g, M("x"), 2); }
 static tkc_uop *r_combine_y2(tkc_graph *g, const tkc_match *m, void *ctx) { return add(g, M("y"), mulk(g, M("x"), 2)); }
-
-static tkc_uop *r_fdiv_fdiv(tkc_graph *g, const tkc_match *m, void *ctx) {
-  tkc_uop *x2 = M("x2"), *x3 = M("x3");
-  return x2 == x3 ? NULL : alu2(g, TKC_OP_FDIV, M("x"), mul(g, x2, x3));
-}
 
 static tkc_uop *r_neg_add(tkc_graph *g, const tkc_match *m, void *ctx) {
   tkc_uop *y = M("c") ? M("c") : M("y");
@@ -833,8 +826,8 @@ static const tkc_rule simple_rules[] = {
     {"(IDIV x x)", r_div_self},                                        /* x//x -> 1 (x never 0) */
     {"(IDIV x (CONST[1]))", r_x},                                      /* x//1 -> x */
     {"(IDIV x (CONST[-1]))", r_neg_x},                                 /* x//-1 -> -x */
-    {"(FDIV x x)", r_one},                                             /* x/x -> 1 */
-    {"(FDIV (MUL x x2) x2)", r_x},                                     /* (x*x2)/x2 -> x */
+    /* tinygrad's x/x -> 1, (x*y)/y -> x and (x/y)/z -> x/(y*z) are left out: float division is
+       IEEE here (0/0 is nan, (x*y)/y rounds twice) */
     {"(MOD base:(MOD _ y) y)", r_base},                                /* (x%y)%y -> x%y */
     {"(ADD (MOD x c:cvar) (MUL (IDIV x c) c))", r_divmod_recombine},   /* (x%c)+(x//c)*c -> x */
     {"(ADD (MUL (IDIV x c1:cvar) c3:cvar) (MUL (MOD x c1) c2:cvar))", r_divmod_recombine2}, /* (x//c1)*c3+(x%c1)*c2 -> x*c2 if c1*c2==c3 */
@@ -859,7 +852,7 @@ static const tkc_rule simple_rules[] = {
     {"(BITCAST c:cvar)", r_bitcast_const},                             /* bitcast(c) -> c' */
     /* ** pow ** */
     {"(POW x c:CONST)", r_simplify_pow},                               /* x**c -> products, sqrt, reciprocal */
-    {"(POW c:CONST x)", r_const_pow},                                  /* 1**x -> 1, c**x -> exp2(x*log2(c)) */
+    {"(POW c:CONST x)", r_const_pow},                                  /* 1**x -> 1 */
 };
 
 static const tkc_rule symbolic_rules[] = {
@@ -874,7 +867,6 @@ static const tkc_rule symbolic_rules[] = {
     {"(ADD (ADD y x) (MUL x c:cvar))", r_combine_yc1},                 /* (y+x)+x*c -> y+x*(c+1) */
     {"(ADD x x)", r_combine_2},                                        /* x+x -> x*2 */
     {"(ADD (ADD y x) x)", r_combine_y2},                               /* (y+x)+x -> y+x*2 */
-    {"(FDIV (FDIV x x2) x3)", r_fdiv_fdiv},                            /* (x/x2)/x3 -> x/(x2*x3) */
     {"(MUL (CONST[-1]) (ADD x c:cvar))", r_neg_add},                   /* -1*(x+c) -> (-x)+(-c) */
     /* ** where: same value either way, constant condition, alu of two wheres ** */
     {"(WHERE _ val val)", r_val},                                      /* c ? v : v -> v */

@@ -1,0 +1,30 @@
+/* Temporaries of composite ops and the axes of a reduction (see tensor_internal.h). */
+#include "graph/tensor_internal.h"
+
+tkc_tensor *tkc_temp(tkc_temps *s, tkc_tensor *x) {
+  if (!x) return NULL;
+  if (s->n == TKC_NTEMPS) { /* composites need far fewer: never reached */
+    tkc_tensor_free(x);
+    return tkc_err_null(TKC_EINTERNAL, "composite op: too many temporaries");
+  }
+  return s->t[s->n++] = x;
+}
+
+tkc_tensor *tkc_temps_done(tkc_temps *s, tkc_tensor *r) {
+  for (int i = 0; i < s->n; i++)
+    if (s->t[i] != r) tkc_tensor_free(s->t[i]);
+  s->n = 0;
+  return r;
+}
+
+int tkc_axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) {
+  for (int i = 0; i < a->ndim; i++) mask[i] = naxes == 0 || !axes;
+  if (naxes < 0 || (naxes && !axes)) return tkc_err(TKC_EINVAL, "bad axes list"), -1;
+  for (int k = 0; axes && k < naxes; k++) {
+    int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
+    if (ax < 0 || ax >= a->ndim) return tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axes[k], a->ndim), -1;
+    if (mask[ax]) return tkc_err(TKC_EINVAL, "axis %d given twice", axes[k]), -1;
+    mask[ax] = 1;
+  }
+  return 0;
+}
