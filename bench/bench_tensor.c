@@ -2,6 +2,8 @@
  * workloads on tinygrad 0.10.2, for comparison in the same run):
  *   add_16M (x + y, 16M float32)   sum_16M   sin_16M (sin(x * 64), 16M float32)   softmax_4096 (4096x4096, last axis)
  *   matmul_512   matmul_1024   matmul_2048   conv2d_8x16x32x32_32x16x3x3 (no padding, stride 1)
+ *   embedding_2048x128_of_512 (index_select)  cumsum_1024x1024 (last axis)  cat_4x1024x1024 (axis 0)
+ *   max_pool2d_8x64x112x112 (2x2)  layer_norm_4096x4096 (last axis): the model ops of tkc/ops_*.h
  *   transformer_128x768: x[128,768]; q,k,v = x@W (768x768); 12 heads (reshape/permute);
  *     softmax(q@k^T/8)@v; @Wo; MLP 768->3072->768 with x*sigmoid(1.702x)
  * and, in the same run, a plain C loop (impl "c-loop", one thread per core) for add_16M and sum_16M
@@ -40,6 +42,9 @@ typedef struct inputs {
   tkc_ctx *ctx;
   tkc_tensor *x, *y, *m, *img, *w, *a[3], *b[3];
   tkc_tensor *tx, *tw[6]; /* transformer: x, Wq Wk Wv Wo W1 W2 */
+  tkc_tensor *emb, *tok, *pimg; /* embedding table (512, 128), token ids (2048), pooling input (8, 64, 112, 112) */
+  float *hemb, *hpimg;
+  int32_t htok[2048];
   float *hx, *hy, *hm, *ha[3], *hb[3], *himg, *hw, *htx, *htw[6]; /* host copies for the spot checks */
 } inputs;
 
@@ -84,6 +89,56 @@ static tkc_tensor *mk_conv(inputs *in) { return tkc_conv2d(in->img, in->w, NULL,
 static tkc_tensor *mk_transformer(inputs *in) { return bench_transformer(in->ctx, in->tx, in->tw); }
 
 static int near(double got, double want, double tol) { return fabs(got - want) <= tol * (1 + fabs(want)); }
+
+/* the model ops (tkc/ops_*.h): compositions of the primitives */
+static tkc_tensor *mk_embed(inputs *in) { return tkc_index_select(in->emb, 0, in->tok); }
+static tkc_tensor *mk_cumsum(inputs *in) { return tkc_cumsum(in->a[1], 1); }
+static tkc_tensor *mk_cat(inputs *in) { return tkc_cat(4, (tkc_tensor *const[]){in->a[1], in->b[1], in->a[1], in->b[1]}, 0); }
+static tkc_tensor *mk_pool(inputs *in) { return tkc_max_pool2d(in->pimg, (const int[]){2, 2}, NULL, NULL, NULL, 0); }
+static tkc_tensor *mk_lnorm(inputs *in) { return tkc_layer_norm(in->m, 1, NULL, NULL, 1e-5); }
+
+static int ck_embed(inputs *in, const float *o) {
+  for (int t = 0; t < 2048; t += 37)
+    for (int e = 0; e < 128; e += 13)
+      if (o[t * 128 + e] != in->hemb[in->htok[t] * 128 + e]) return 0;
+  return 1;
+}
+static int ck_cumsum(inputs *in, const float *o) {
+  for (int r = 0; r < 1024; r += 101) {
+    double s = 0;
+    for (int c = 0; c < 1024; c++) {
+      s += in->ha[1][r * 1024 + c];
+      if (c % 97 == 0 && !near(o[r * 1024 + c], s, 1e-4)) return 0;
+    }
+  }
+  return 1;
+}
+static int ck_cat(inputs *in, const float *o) {
+  for (size_t i = 0; i < 1024 * 1024; i += 4099)
+    if (o[i] != in->ha[1][i] || o[i + 1024 * 1024] != in->hb[1][i] || o[i + 3 * 1024 * 1024] != in->hb[1][i]) return 0;
+  return 1;
+}
+static int ck_pool(inputs *in, const float *o) {
+  for (size_t i = 0; i < (size_t)8 * 64 * 56 * 56; i += 9973) {
+    size_t x = i % 56, y = i / 56 % 56, nc = i / (56 * 56);
+    const float *p = in->hpimg + nc * 112 * 112 + 2 * y * 112 + 2 * x;
+    float m = fmaxf(fmaxf(p[0], p[1]), fmaxf(p[112], p[113]));
+    if (o[i] != m) return 0;
+  }
+  return 1;
+}
+static int ck_lnorm(inputs *in, const float *o) {
+  for (int r = 0; r < 4096; r += 511) {
+    double mu = 0, var = 0;
+    for (int c = 0; c < 4096; c++) mu += in->hm[r * 4096 + c];
+    mu /= 4096;
+    for (int c = 0; c < 4096; c++) var += (in->hm[r * 4096 + c] - mu) * (in->hm[r * 4096 + c] - mu);
+    var /= 4096;
+    for (int c = 0; c < 4096; c += 131)
+      if (!near(o[r * 4096 + c], (in->hm[r * 4096 + c] - mu) / sqrt(var + 1e-5), 1e-3)) return 0;
+  }
+  return 1;
+}
 
 static int ck_add(inputs *in, const float *o) {
   for (size_t i = 0; i < N16M; i += 65537)
@@ -192,6 +247,11 @@ static const workload WORK[] = {
     {"conv2d_8x16x32x32_32x16x3x3", mk_conv, ck_conv, 2.0 * 8 * 32 * 30 * 30 * 16 * 9, 0, 8 * 32 * 30 * 30},
     {"transformer_128x768", mk_transformer, ck_transformer,
      T_FLOPS, 0, T_S * T_D},
+    {"embedding_2048x128_of_512", mk_embed, ck_embed, 0, 4.0 * 2048 * 128 + 4.0 * 512 * 128, 2048 * 128},
+    {"cumsum_1024x1024", mk_cumsum, ck_cumsum, 0, 8.0 * 1024 * 1024, 1024 * 1024},
+    {"cat_4x1024x1024", mk_cat, ck_cat, 0, 32.0 * 1024 * 1024, 4 * 1024 * 1024},
+    {"max_pool2d_8x64x112x112", mk_pool, ck_pool, 0, 4.0 * 8 * 64 * 112 * 112 * 1.25, 8 * 64 * 56 * 56},
+    {"layer_norm_4096x4096", mk_lnorm, ck_lnorm, 0, 8.0 * 4096 * 4096, 4096 * 4096},
 };
 #define NWORK ((int)(sizeof WORK / sizeof WORK[0]))
 
@@ -226,6 +286,11 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
   in.img = upload(in.ctx, &in.himg, 4, img, 10);
   in.w = upload(in.ctx, &in.hw, 4, wt, 11);
   in.tx = upload(in.ctx, &in.htx, 2, (const int64_t[]){T_S, T_D}, 12);
+  in.emb = upload(in.ctx, &in.hemb, 2, (const int64_t[]){512, 128}, 20);
+  in.pimg = upload(in.ctx, &in.hpimg, 4, (const int64_t[]){8, 64, 112, 112}, 21);
+  for (int i = 0; i < 2048; i++) in.htok[i] = (int32_t)((i * 2654435761u >> 7) % 512);
+  in.tok = tkc_tensor_new(in.ctx, TKC_INT32, 1, (const int64_t[]){2048}, in.htok);
+  if (!in.emb || !in.pimg || !in.tok || tkc_realize(in.tok)) status = 1;
   for (int i = 0; i < 6; i++) {
     const int64_t s[2] = {i == 5 ? T_FF : T_D, i == 4 ? T_FF : T_D};
     in.tw[i] = upload(in.ctx, &in.htw[i], 2, s, 13 + (unsigned)i);
@@ -293,7 +358,7 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
     if (!ok) status = 1;
   }
   tkc_ctx_free(in.ctx);
-  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw), free(in.htx);
+  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw), free(in.htx), free(in.hemb), free(in.hpimg);
   for (int i = 0; i < 3; i++) free(in.ha[i]), free(in.hb[i]);
   for (int i = 0; i < 6; i++) free(in.htw[i]);
   return status;

@@ -35,6 +35,15 @@ def transformer():
     h = o @ tw[3] @ tw[4]
     return (h * (1 / (1 + np.exp(np.float32(-1.702) * h)))) @ tw[5]
 work += [("transformer_128x768", transformer, T_FLOPS)]
+# the model ops of bench_tensor (tkc/ops_*.h)
+emb = rng.random((512, 128), dtype=np.float32); tok = ((np.arange(2048, dtype=np.uint64) * 2654435761 >> 7) % 512).astype(np.int32)
+pimg = rng.random((8, 64, 112, 112), dtype=np.float32); a1, b1 = mats[1024]
+def layer_norm(a):
+    mu = a.mean(axis=-1, keepdims=True); return (a - mu) / np.sqrt(a.var(axis=-1, keepdims=True) + np.float32(1e-5))
+work += [("embedding_2048x128_of_512", lambda: np.take(emb, tok, axis=0), 0), ("cumsum_1024x1024", lambda: np.cumsum(a1, axis=1), 0),
+         ("cat_4x1024x1024", lambda: np.concatenate([a1, b1, a1, b1], axis=0), 0),
+         ("max_pool2d_8x64x112x112", lambda: pimg.reshape(8, 64, 56, 2, 56, 2).max(axis=(3, 5)), 0),
+         ("layer_norm_4096x4096", lambda: layer_norm(m), 0)]
 for name, fn, flops in work:
     ms = best(fn); r = {"impl": "numpy-" + np.__version__, "workload": name, "kernel_ms": round(ms, 3)}
     if flops: r["gflops"] = round(flops / ms / 1e6, 1)
