@@ -17,6 +17,8 @@ TKC_HIDDEN tkc_status tkc_err(tkc_status s, const char *fmt, ...) TKC_PRINTF(2, 
 TKC_HIDDEN void *tkc_err_null(tkc_status s, const char *fmt, ...) TKC_PRINTF(2, 3);
 /* $TKC_DEBUG as an int (read once). */
 TKC_HIDDEN int tkc_debug_level(void);
+/* Seconds on the monotonic clock (for durations). */
+TKC_HIDDEN double tkc_now_s(void);
 
 /* A growable byte buffer for building strings. On allocation failure it sets oom and drops text. */
 typedef struct tkc_sbuf {

@@ -9,8 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "engine/beam.h"
 #include "engine/compile_pool.h"
 #include "runtime/device.h"
@@ -23,12 +21,6 @@ typedef struct cand {
   tkc_program *p;
   double t;
 } cand;
-
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 int tkc_beam_width(int setting) {
   if (setting >= 0) return setting;
@@ -176,12 +168,12 @@ static void prepare(search *S, cand *c, int n) {
 static void time_one(search *S, cand *c, double best) {
   c->t = INFINITY;
   for (int rep = 0; c->p && rep < 3; rep++) {
-    double t0 = now_s();
+    double t0 = tkc_now_s();
     if (tkc_program_launch(c->p, S->bufs, S->nbufs, NULL, 0)) {
       c->t = INFINITY;
       break;
     }
-    double t = now_s() - t0;
+    double t = tkc_now_s() - t0;
     if (t < c->t) c->t = t;
     if (c->t > 3 * best) break;
   }
@@ -193,7 +185,7 @@ static void time_one(search *S, cand *c, double best) {
 static void evaluate(search *S, cand *c, int n, double best) {
   prepare(S, c, n);
   for (int i = 0; i < n; i++) {
-    if (now_s() - S->t0 > S->budget) break;
+    if (tkc_now_s() - S->t0 > S->budget) break;
     time_one(S, &c[i], best);
     if (c[i].t < best) best = c[i].t;
   }
@@ -228,10 +220,8 @@ static void *output_of(search *S, tkc_program *p) {
 
 tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_beam_bufs *bufs, int width, tkc_beam_result *res) {
   memset(res, 0, sizeof *res);
-  search S = {.g = g, .d = d, .r = tkc_device_renderer(d), .nbufs = bufs->n, .t0 = now_s(), .budget = budget_s()};
-  const char *e = getenv("TKC_CPU_THREADS");
-  long nt = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
-  S.threads = d->impl->compile_threadsafe && nt > 1 ? (int)(nt > 64 ? 64 : nt) : 1;
+  search S = {.g = g, .d = d, .r = tkc_device_renderer(d), .nbufs = bufs->n, .t0 = tkc_now_s(), .budget = budget_s()};
+  S.threads = tkc_compile_threads(d);
   if (width < 1) width = 1;
   if (!S.r) return tkc_err(TKC_EUNSUPPORTED, "beam search: device %s has no renderer to time kernels with", tkc_device_name(d));
   if (!(S.ast = tkc_engine_kernel_ast(g, ast, S.r))) return tkc_last_status();
@@ -269,7 +259,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
     qsort(beam, (size_t)nbeam, sizeof *beam, by_time);
     if (!isfinite(beam[0].t)) st = tkc_err(TKC_ERUNTIME, "beam search: the kernel could not be timed on %s", tkc_device_name(d));
   }
-  while (!st && now_s() - S.t0 < S.budget) {
+  while (!st && tkc_now_s() - S.t0 < S.budget) {
     int n = 0;
     for (int b = 0; b < nbeam && n < MAX_ROUND; b++)
       for (int a = 0; a < nact && n < MAX_ROUND && beam[b].t <= 10 * beam[0].t; a++) { /* hopeless members are not grown */
@@ -320,7 +310,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
   if (beam) drop(beam, nbeam);
   for (int i = 0; i < bufs->n; i++) tkc_buffer_free(S.bufs[i]);
   free(beam), free(next), free(all), free(seen);
-  res->search_s = now_s() - S.t0;
+  res->search_s = tkc_now_s() - S.t0;
   res->tried = S.tried;
   return st;
 }

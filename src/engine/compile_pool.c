@@ -5,9 +5,9 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include "engine/compile_pool.h"
 #include "runtime/device.h"
+#include "runtime/ffi_call.h"
 
 typedef struct job {
   tkc_status st;
@@ -25,18 +25,12 @@ typedef struct pool {
   int *order, nfinished; /* finish order, under lock */
 } pool;
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 static void compile_one(pool *pl, int i) {
-  double t0 = now_s();
+  double t0 = tkc_now_s();
   job *j = &pl->jobs[i];
   j->st = tkc_program_compile(pl->progs[i]);
   if (j->st) snprintf(j->msg, sizeof j->msg, "%s", tkc_last_error()); /* the error is this thread's */
-  j->seconds = now_s() - t0;
+  j->seconds = tkc_now_s() - t0;
 }
 
 static void *worker(void *arg) {
@@ -50,6 +44,8 @@ static void *worker(void *arg) {
   }
   return NULL;
 }
+
+int tkc_compile_threads(const tkc_device *d) { return d->impl->compile_threadsafe ? tkc_ffi_threads() : 1; }
 
 tkc_status tkc_compile_all(tkc_program *const *progs, int n, int threads, tkc_compiled_fn done, void *user) {
   if (n <= 0) return TKC_OK;

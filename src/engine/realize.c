@@ -10,8 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 #include "graph/graph.h"
@@ -80,12 +78,6 @@ tkc_uop *tkc_engine_build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer 
   return build_kernel(g, ast, r, &given, name, n);
 }
 
-static double now_s(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
-
 /* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
  * they read) and the AST. Malloc'ed; NULL when out of memory. */
 static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given, int beam) {
@@ -131,12 +123,6 @@ static void compiled(void *user, int job, double seconds) {
   const char *name = tkc_program_name(b->p);
   if (tkc_debug_level() >= 1) fprintf(stderr, "tkc: built %d/%d %s in %.3f s\n", r->done, r->total, name, t);
   if (r->ctx->progress) r->ctx->progress(&(tkc_progress){"compile", name, r->done, r->total, t}, r->ctx->progress_user);
-}
-
-static int compile_threads(const tkc_device *d) {
-  const char *e = getenv("TKC_CPU_THREADS");
-  long n = e && *e ? atol(e) : sysconf(_SC_NPROCESSORS_ONLN);
-  return d->impl->compile_threadsafe && n > 1 ? (int)(n > 64 ? 64 : n) : 1;
 }
 
 /* the sizes of it's buffers, for timing its kernel (inputs not realized yet are earlier items'
@@ -202,7 +188,7 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
     tkc_sched_item *it = &s->items[i];
     if (b[i].p || !b[i].key) continue;
     const given_opts *g = i + 1 == s->n ? given : NULL;
-    double t0 = now_s();
+    double t0 = tkc_now_s();
     tkc_opt bo[TKC_MAX_OPTS];
     given_opts searched = {bo, 0};
     if (!g && width && beam_opts(s, it, b[i].key, width, ++nsearched, nmiss, bo, &searched.n)) g = &searched;
@@ -212,13 +198,13 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
       st = tkc_last_status();
       break;
     }
-    b[i].prepare_s = now_s() - t0;
+    b[i].prepare_s = tkc_now_s() - t0;
     item[njobs] = (int)i;
     jobs[njobs++] = b[i].p;
   }
   if (!st && njobs) {
     build_report r = {ctx, b, item, 0, njobs};
-    st = tkc_compile_all(jobs, njobs, compile_threads(ctx->dev), compiled, &r);
+    st = tkc_compile_all(jobs, njobs, tkc_compile_threads(ctx->dev), compiled, &r);
   }
   for (int j = 0; !st && j < njobs; j++) { /* into the kernel cache (or the program another thread put there first) */
     built *bi = &b[item[j]];
@@ -251,10 +237,10 @@ static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
       if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
         st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, tkc_program_name(p));
     if (!st) {
-      double t0 = now_s();
+      double t0 = tkc_now_s();
       st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
       out->ctx->kernels_run += !st;
-      out->ctx->kernel_s += now_s() - t0;
+      out->ctx->kernel_s += tkc_now_s() - t0;
     }
   }
   if (!st) {

@@ -13,19 +13,10 @@
 /* ---------------------------------------------------------------- helpers */
 
 /* The temporaries of one op, freed together at its end (NULLs are fine). */
-typedef struct pool {
-  int n;
-  tkc_tensor *t[64];
-} pool;
-
-static tkc_tensor *P(pool *p, tkc_tensor *t) {
-  if (t && p->n < (int)TKC_COUNTOF(p->t)) p->t[p->n++] = t;
-  return t;
-}
-static void pool_free(pool *p) {
-  for (int i = 0; i < p->n; i++) tkc_tensor_free(p->t[i]);
-  p->n = 0;
-}
+/* the temporaries of a composite (graph/temps.c): P records one, pool_free frees them all */
+typedef tkc_temps pool;
+static tkc_tensor *P(pool *p, tkc_tensor *t) { return tkc_temp(p, t); }
+static void pool_free(pool *p) { tkc_temps_done(p, NULL); }
 
 /* axis in [-n, n) -> [0, n); -1 with TKC_EINVAL when out of range */
 static int norm_axis(int axis, int n, const char *what) {
@@ -162,7 +153,7 @@ static int same_ctx(const tkc_tensor *a, const tkc_tensor *b) {
 /* ---------------------------------------------------------------- cat / stack / split */
 
 static tkc_tensor *cat_group(int n, tkc_tensor *const *ts, int ax, int64_t total) {
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *acc = NULL;
   int nd = node(ts[0])->ndim;
   int64_t off = 0, pads[2 * TKC_MAX_DIMS] = {0};
@@ -365,7 +356,7 @@ tkc_tensor *tkc_repeat(tkc_tensor *a, int n, const int64_t *repeats) {
   if (checked_numel(m, out, 1, "repeat") < 0) return NULL;
   /* per axis: (.., s, ..) -> (.., 1, s, ..) -> expand (.., r, s, ..) -> (.., r*s, ..); a size-1
    * axis just expands */
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *x = P(&p, tkc_reshape(a, m, s));
   for (int d = 0; d < m && x; d++) {
     if (r[d] == 1) continue;
@@ -402,7 +393,7 @@ static tkc_tensor *triangle(tkc_tensor *a, int64_t k, int lower) {
   int64_t rows = x->shape[x->ndim - 2], cols = x->shape[x->ndim - 1];
   /* k beyond the matrix changes nothing further: clamp so it fits an int32 */
   int64_t kk = k < -rows - 1 ? -rows - 1 : k > cols + 1 ? cols + 1 : k;
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *i = arange_at(&p, a->ctx, TKC_INT32, rows, 2, 0), *j = arange_at(&p, a->ctx, TKC_INT32, cols, 2, 1);
   tkc_tensor *ik = P(&p, tkc_add(i, P(&p, tkc_scalar(a->ctx, TKC_INT32, (double)kk))));
   tkc_tensor *keep = P(&p, lower ? tkc_le(j, ik) : tkc_ge(j, ik));
@@ -463,7 +454,7 @@ tkc_tensor *tkc_gather(tkc_tensor *a, int axis, tkc_tensor *index) {
   if (x->ndim == 0) { /* 0-d: as (1) */
     if (ix->ndim != 0) return tkc_err_null(TKC_ESHAPE, "gather: a 0-d tensor needs a 0-d index");
     if (norm_axis(axis, 1, "gather") < 0) return NULL;
-    pool p = {0};
+    pool p = {.n = 0};
     tkc_tensor *r = P(&p, tkc_gather(P(&p, tkc_reshape(a, 1, (const int64_t[]){1})), 0, P(&p, tkc_reshape(index, 1, (const int64_t[]){1}))));
     tkc_tensor *res = r ? tkc_reshape(r, 0, NULL) : NULL;
     pool_free(&p);
@@ -483,7 +474,7 @@ tkc_tensor *tkc_gather(tkc_tensor *a, int axis, tkc_tensor *index) {
     xr[k] = ranges[2 * k + 1];
   }
   if (checked_numel(n, is, d ? d : 1, "gather") < 0) return NULL;
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *idx = prep_index(&p, index, d, "gather");
   /* x: the index's corner of a with the axis moved last (..., 1, ..., D); idx: (..I.., 1) */
   is[n] = xr[n] = 1;
@@ -511,7 +502,7 @@ tkc_tensor *tkc_index_select(tkc_tensor *a, int axis, tkc_tensor *index) {
   xs[k] = d, is[k++] = 1;
   for (int i = ax + 1; i < n; i++) xs[k] = out[o++] = x->shape[i], is[k++] = 1;
   if (checked_numel(o, out, d ? d : 1, "index_select") < 0) return NULL;
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *idx = P(&p, reshape_v(prep_index(&p, index, d, "index_select"), k, is));
   tkc_tensor *mask = P(&p, tkc_eq(idx, arange_at(&p, a->ctx, index_work_dtype(ix->dtype), d, k, ax + m)));
   tkc_tensor *r = select_sum(&p, mask, P(&p, tkc_reshape(a, k, xs)), ax + m, 0);
@@ -570,7 +561,7 @@ static int scatter_prep(pool *p, tkc_tensor *a, int axis, tkc_tensor *index, tkc
 }
 
 tkc_tensor *tkc_scatter_add(tkc_tensor *a, int axis, tkc_tensor *index, tkc_tensor *src) {
-  pool p = {0};
+  pool p = {.n = 0};
   scatter_parts sp;
   tkc_tensor *res = NULL;
   if (!scatter_prep(&p, a, axis, index, src, &sp, "scatter_add")) {
@@ -584,7 +575,7 @@ tkc_tensor *tkc_scatter_add(tkc_tensor *a, int axis, tkc_tensor *index, tkc_tens
 }
 
 tkc_tensor *tkc_scatter(tkc_tensor *a, int axis, tkc_tensor *index, tkc_tensor *src) {
-  pool p = {0};
+  pool p = {.n = 0};
   scatter_parts sp;
   tkc_tensor *res = NULL;
   if (!scatter_prep(&p, a, axis, index, src, &sp, "scatter")) {
@@ -614,7 +605,7 @@ tkc_tensor *tkc_one_hot(tkc_tensor *index, int64_t num_classes) {
   int64_t s[TKC_MAX_DIMS];
   shape_of(index, s);
   s[n] = 1;
-  pool p = {0};
+  pool p = {.n = 0};
   tkc_tensor *idx = P(&p, reshape_v(prep_index(&p, index, num_classes, "one_hot"), n + 1, s));
   tkc_tensor *eq = P(&p, tkc_eq(idx, arange_at(&p, index->ctx, index_work_dtype(ix->dtype), num_classes, n + 1, n)));
   tkc_tensor *r = eq ? tkc_cast(eq, TKC_INT32) : NULL;
@@ -630,7 +621,7 @@ static tkc_tensor *arg_extreme(tkc_tensor *a, int axis, int keepdim, int is_max)
   const char *what = is_max ? "argmax" : "argmin";
   if (tkc_check(a)) return NULL;
   const tkc_lazy *x = node(a);
-  pool p = {0};
+  pool p = {.n = 0};
   if (x->ndim == 0) { /* as (1); the result is 0-d either way */
     if (norm_axis(axis, 1, what) < 0) return NULL;
     tkc_tensor *r = P(&p, arg_extreme(P(&p, tkc_reshape(a, 1, (const int64_t[]){1})), 0, 0, is_max));
@@ -676,7 +667,7 @@ static tkc_status sort_first(tkc_tensor *a, int axis, int desc, int64_t k, tkc_t
   if (tkc_check(a)) return tkc_last_status();
   if (!values && !indices) return tkc_err(TKC_EINVAL, "%s: values and indices are both NULL", what);
   const tkc_lazy *x = node(a);
-  pool p = {0};
+  pool p = {.n = 0};
   if (x->ndim == 0) { /* as (1) */
     if (norm_axis(axis, 1, what) < 0) return TKC_EINVAL;
     if (k > 1 || k < 0) return tkc_err(TKC_EINVAL, "%s: k = %lld for a dim of 1", what, (long long)k);

@@ -135,7 +135,7 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   }
   /* a compiler whose --version an earlier process ran (same program file): not run again */
   size_t keylen = 0, vlen = 0;
-  char *key = version_key(cmd, &keylen), *known = key ? tkc_dcache_get("cc", key, keylen, &vlen) : NULL;
+  char *key = tkc_dcache_on() ? version_key(cmd, &keylen) : NULL, *known = key ? tkc_dcache_get("cc", key, keylen, &vlen) : NULL;
   if (known) {
     known[vlen] = 0;
     cc_identify(known);
@@ -317,7 +317,7 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   cpu_prog *p = NULL;
   char *msg = NULL;
   size_t keylen = 0, objlen = 0;
-  char *key = object_key(k, &keylen);
+  char *key = tkc_dcache_on() ? object_key(k, &keylen) : NULL;
   void *obj = key ? tkc_dcache_get("cpu", key, keylen, &objlen) : NULL;
   FILE *f = NULL;
   if (obj) { /* built by an earlier process: dlopen wants a file */

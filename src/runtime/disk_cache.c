@@ -115,6 +115,11 @@ static uint64_t entry_sum(const void *key, size_t keylen, const void *data, size
   return tkc_hash64(data, n, tkc_hash64(key, keylen, FORMAT_VERSION));
 }
 
+bool tkc_dcache_on(void) {
+  char root[4096];
+  return cache_root(root, sizeof root);
+}
+
 void *tkc_dcache_get(const char *kind, const void *key, size_t keylen, size_t *n) {
   char dir[4200], path[4300];
   *n = 0;

@@ -4,6 +4,7 @@
 #ifndef TKC_DISK_CACHE_H
 #define TKC_DISK_CACHE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include "base/common.h"
 
@@ -16,6 +17,10 @@ TKC_HIDDEN void *tkc_dcache_get(const char *kind, const void *key, size_t keylen
 /* Stores data under key, atomically (a private temporary file renamed into place), then keeps the
  * cache within its size bound. Failures only count in the stats (and print at TKC_DEBUG >= 2). */
 TKC_HIDDEN void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void *data, size_t n);
+
+/* Whether a cache folder is in effect (TKC_CACHE_DIR is not empty, or a default one can be named):
+ * callers skip building keys and reading back what they would store when it is not. */
+TKC_HIDDEN bool tkc_dcache_on(void);
 
 /* a 64-bit hash of n bytes (FNV-1a with a final mix), seeded */
 TKC_HIDDEN uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed);

@@ -421,7 +421,7 @@ static tkc_status llvm_compile(const tkc_kernel *k, void **handle) {
   live_symbol *claimed = claim_symbol(symbol);
   if (!claimed) snprintf(symbol, sizeof symbol, "tkc_llvm_%lu_%.200s", (unsigned long)atomic_fetch_add(&kernel_serial, 1), k->name);
   size_t keylen = 0, cached_len = 0;
-  char *key = claimed ? object_key(k, symbol, &keylen) : NULL;
+  char *key = claimed && tkc_dcache_on() ? object_key(k, symbol, &keylen) : NULL;
   void *cached = key ? tkc_dcache_get("llvm", key, keylen, &cached_len) : NULL;
   LLVMMemoryBufferRef obj = cached ? LLVMCreateMemoryBufferWithMemoryRangeCopy(cached, cached_len, symbol) : NULL;
   free(cached);

@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <threads.h>
-#include <time.h>
 #include "codegen/codegen.h"
 #include "graph/tensor_internal.h"
 #include "runtime/device.h"
@@ -388,12 +387,6 @@ void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t 
 
 /* ---------------------------------------------------------------- launch */
 
-static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars) {
   if (!p) return tkc_err(TKC_EINVAL, "tkc_program_launch: NULL program");
   if (nbufs != p->k.nbufs) return tkc_err(TKC_EINVAL, "%s takes %d buffers, %d given", p->name, p->k.nbufs, nbufs);
@@ -413,9 +406,9 @@ tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs
     if (vars[i] < p->k.vars[i]->vmin || vars[i] > p->k.vars[i]->vmax)
       st = tkc_err(TKC_EINVAL, "%s: variable %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->name, tkc_program_var_name(p, i), vars[i], p->k.vars[i]->vmin, p->k.vars[i]->vmax);
   if (!st) {
-    double t0 = now_s();
+    double t0 = tkc_now_s();
     st = p->dev->impl->launch(&p->k, p->handle, ptrs, vars);
-    double dt = now_s() - t0;
+    double dt = tkc_now_s() - t0;
     if (!st && tkc_debug_level() >= 1) {
       int64_t g[3], l[3], flops, mem;
       tkc_program_launch_dims(p, vars, g, l);
