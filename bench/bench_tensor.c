@@ -3,7 +3,8 @@
  *   add_16M (x + y, 16M float32)   sum_16M   sin_16M (sin(x * 64), 16M float32)   softmax_4096 (4096x4096, last axis)
  *   matmul_512   matmul_1024   matmul_2048   conv2d_8x16x32x32_32x16x3x3 (no padding, stride 1)
  *   embedding_2048x128_of_512 (index_select)  cumsum_1024x1024 (last axis)  cat_4x1024x1024 (axis 0)
- *   max_pool2d_8x64x112x112 (2x2)  layer_norm_4096x4096 (last axis): the model ops of tkc/ops_*.h
+ *   max_pool2d_8x64x112x112 (2x2)  layer_norm_4096x4096 (last axis)  gather_1024x1024_k64 (64 per row, axis 1)
+ *   scatter_add_2048x128_into_512x128 (axis 0): the model ops of tkc/ops_*.h
  *   transformer_128x768: x[128,768]; q,k,v = x@W (768x768); 12 heads (reshape/permute);
  *     softmax(q@k^T/8)@v; @Wo; MLP 768->3072->768 with x*sigmoid(1.702x)
  * and, in the same run, a plain C loop (impl "c-loop", one thread per core) for add_16M and sum_16M
@@ -43,8 +44,9 @@ typedef struct inputs {
   tkc_tensor *x, *y, *m, *img, *w, *a[3], *b[3];
   tkc_tensor *tx, *tw[6]; /* transformer: x, Wq Wk Wv Wo W1 W2 */
   tkc_tensor *emb, *tok, *pimg; /* embedding table (512, 128), token ids (2048), pooling input (8, 64, 112, 112) */
-  float *hemb, *hpimg;
-  int32_t htok[2048];
+  tkc_tensor *gidx, *sidx, *ssrc; /* gather ids (1024, 64) < 1024; scatter ids (2048, 128) < 512 and values (2048, 128) */
+  float *hemb, *hpimg, *hssrc;
+  int32_t htok[2048], hgidx[1024 * 64], hsidx[2048 * 128];
   float *hx, *hy, *hm, *ha[3], *hb[3], *himg, *hw, *htx, *htw[6]; /* host copies for the spot checks */
 } inputs;
 
@@ -96,6 +98,24 @@ static tkc_tensor *mk_cumsum(inputs *in) { return tkc_cumsum(in->a[1], 1); }
 static tkc_tensor *mk_cat(inputs *in) { return tkc_cat(4, (tkc_tensor *const[]){in->a[1], in->b[1], in->a[1], in->b[1]}, 0); }
 static tkc_tensor *mk_pool(inputs *in) { return tkc_max_pool2d(in->pimg, (const int[]){2, 2}, NULL, NULL, NULL, 0); }
 static tkc_tensor *mk_lnorm(inputs *in) { return tkc_layer_norm(in->m, 1, NULL, NULL, 1e-5); }
+static tkc_tensor *mk_gather(inputs *in) { return tkc_gather(in->a[1], 1, in->gidx); }
+static tkc_tensor *mk_scatter(inputs *in) { return tkc_scatter_add(in->emb, 0, in->sidx, in->ssrc); }
+
+static int ck_gather(inputs *in, const float *o) {
+  for (int i = 0; i < 1024 * 64; i += 7)
+    if (o[i] != in->ha[1][i / 64 * 1024 + in->hgidx[i]]) return 0;
+  return 1;
+}
+static int ck_scatter(inputs *in, const float *o) {
+  for (int c = 0; c < 128; c += 9) { /* whole columns: each row of it is hit by some of the 2048 ids */
+    double col[512];
+    for (int r = 0; r < 512; r++) col[r] = in->hemb[r * 128 + c];
+    for (int i = 0; i < 2048; i++) col[in->hsidx[i * 128 + c]] += in->hssrc[i * 128 + c];
+    for (int r = 0; r < 512; r++)
+      if (!near(o[r * 128 + c], col[r], 1e-5)) return 0;
+  }
+  return 1;
+}
 
 static int ck_embed(inputs *in, const float *o) {
   for (int t = 0; t < 2048; t += 37)
@@ -252,6 +272,8 @@ static const workload WORK[] = {
     {"cat_4x1024x1024", mk_cat, ck_cat, 0, 32.0 * 1024 * 1024, 4 * 1024 * 1024},
     {"max_pool2d_8x64x112x112", mk_pool, ck_pool, 0, 4.0 * 8 * 64 * 112 * 112 * 1.25, 8 * 64 * 56 * 56},
     {"layer_norm_4096x4096", mk_lnorm, ck_lnorm, 0, 8.0 * 4096 * 4096, 4096 * 4096},
+    {"gather_1024x1024_k64", mk_gather, ck_gather, 0, 12.0 * 1024 * 64, 1024 * 64},
+    {"scatter_add_2048x128_into_512x128", mk_scatter, ck_scatter, 0, 8.0 * 512 * 128 + 8.0 * 2048 * 128, 512 * 128},
 };
 #define NWORK ((int)(sizeof WORK / sizeof WORK[0]))
 
@@ -290,7 +312,12 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
   in.pimg = upload(in.ctx, &in.hpimg, 4, (const int64_t[]){8, 64, 112, 112}, 21);
   for (int i = 0; i < 2048; i++) in.htok[i] = (int32_t)((i * 2654435761u >> 7) % 512);
   in.tok = tkc_tensor_new(in.ctx, TKC_INT32, 1, (const int64_t[]){2048}, in.htok);
-  if (!in.emb || !in.pimg || !in.tok || tkc_realize(in.tok)) status = 1;
+  for (int i = 0; i < 1024 * 64; i++) in.hgidx[i] = (int32_t)(((unsigned)i * 2654435761u >> 9) % 1024);
+  for (int i = 0; i < 2048 * 128; i++) in.hsidx[i] = (int32_t)(((unsigned)i * 2246822519u >> 11) % 512);
+  in.gidx = tkc_tensor_new(in.ctx, TKC_INT32, 2, (const int64_t[]){1024, 64}, in.hgidx);
+  in.sidx = tkc_tensor_new(in.ctx, TKC_INT32, 2, (const int64_t[]){2048, 128}, in.hsidx);
+  in.ssrc = upload(in.ctx, &in.hssrc, 2, (const int64_t[]){2048, 128}, 22);
+  if (!in.emb || !in.pimg || !in.tok || tkc_realize(in.tok) || !in.gidx || !in.sidx || !in.ssrc) status = 1;
   for (int i = 0; i < 6; i++) {
     const int64_t s[2] = {i == 5 ? T_FF : T_D, i == 4 ? T_FF : T_D};
     in.tw[i] = upload(in.ctx, &in.htw[i], 2, s, 13 + (unsigned)i);
@@ -358,7 +385,7 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
     if (!ok) status = 1;
   }
   tkc_ctx_free(in.ctx);
-  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw), free(in.htx), free(in.hemb), free(in.hpimg);
+  free(in.hx), free(in.hy), free(in.hm), free(in.himg), free(in.hw), free(in.htx), free(in.hemb), free(in.hpimg), free(in.hssrc);
   for (int i = 0; i < 3; i++) free(in.ha[i]), free(in.hb[i]);
   for (int i = 0; i < 6; i++) free(in.htw[i]);
   return status;

@@ -44,6 +44,13 @@ work += [("embedding_2048x128_of_512", lambda: np.take(emb, tok, axis=0), 0), ("
          ("cat_4x1024x1024", lambda: np.concatenate([a1, b1, a1, b1], axis=0), 0),
          ("max_pool2d_8x64x112x112", lambda: pimg.reshape(8, 64, 56, 2, 56, 2).max(axis=(3, 5)), 0),
          ("layer_norm_4096x4096", lambda: layer_norm(m), 0)]
+# the same index formulas as bench_tensor (32-bit unsigned arithmetic)
+gidx = ((np.arange(1024 * 64, dtype=np.uint64) * 2654435761 % 2**32 >> 9) % 1024).astype(np.int64).reshape(1024, 64)
+sidx = ((np.arange(2048 * 128, dtype=np.uint64) * 2246822519 % 2**32 >> 11) % 512).astype(np.int64).reshape(2048, 128)
+ssrc = rng.random((2048, 128), dtype=np.float32)
+def scatter_add():
+    o = emb.copy(); np.add.at(o, (sidx, np.broadcast_to(np.arange(128), sidx.shape)), ssrc); return o
+work += [("gather_1024x1024_k64", lambda: np.take_along_axis(a1, gidx, axis=1), 0), ("scatter_add_2048x128_into_512x128", scatter_add, 0)]
 for name, fn, flops in work:
     ms = best(fn); r = {"impl": "numpy-" + np.__version__, "workload": name, "kernel_ms": round(ms, 3)}
     if flops: r["gflops"] = round(flops / ms / 1e6, 1)
