@@ -6,6 +6,7 @@
 #   make bench      build, then run every build/bench_* (JSON lines on stdout; build log on stderr)
 #   make asan       configure build-asan with -fsanitize=address,undefined and run the suite there
 #                   (kernels compiled by `make test` come from its on-disk kernel cache: the same bytes)
+#   make install    build, then install into PREFIX (default /usr/local): library, headers, CMake package, tkc.pc
 #   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
 #   make clean      remove the build directories
 #
@@ -15,6 +16,7 @@
 # (applied when a directory is configured: run `make clean` first to change them).
 
 BUILD_DIR  ?= build
+PREFIX     ?= /usr/local
 ASAN_DIR   ?= build-asan
 CMAKE      ?= cmake
 CTEST      ?= ctest
@@ -38,7 +40,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
 .DEFAULT_GOAL := build
-.PHONY: all deps build test run bench asan clean
+.PHONY: all deps build test run bench asan clean install
 
 all: build
 
@@ -65,6 +67,9 @@ build: deps
 
 test: build
 	$(CTEST) --test-dir $(BUILD_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
+
+install: build
+	$(CMAKE) --install $(BUILD_DIR) --prefix $(PREFIX)
 
 run: build
 	./$(BUILD_DIR)/quickstart

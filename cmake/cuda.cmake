@@ -1,10 +1,10 @@
 # cmake/cuda.cmake — the "CUDA" device (src/runtime/cuda.c) and the "PTX" renderer (src/render/ptx.c).
 #
-# Included at the end of CMakeLists.txt (after the tests are declared). Nothing links CUDA: the driver
+# Included by CMakeLists.txt right after tkc_objs is declared. Nothing links CUDA: the driver
 # (libcuda.so.1) is loaded with dlopen at run time, and ptxas is looked up by the tests at run time
 # (PATH, then /usr/local/cuda/bin), so this file only
 #   - offers TKC_WITH_CUDA (ON by default; OFF builds the device as always unavailable), and
-#   - labels the tests that exercise CUDA "cuda": `ctest -L cuda` (scripts/gpu-check.sh) runs the PTX
+#   - (CMakeLists.txt, after the tests) labels the tests that exercise CUDA "cuda": `ctest -L cuda` (scripts/gpu-check.sh) runs the PTX
 #     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda), and on every device (CUDA
 #     included when present) the kernel suite (test_kernels), the kernel-opt suite (test_opts:
 #     shared-memory GROUP, tensor cores) and the reduce suite (test_tensor_reduce: long reductions).
@@ -20,9 +20,3 @@ if(TKC_PTXAS)
 else()
   message(STATUS "tkc: no ptxas: test_ptx will skip its assembler checks")
 endif()
-
-foreach(t test_ptx test_cuda test_kernels test_opts test_tensor_reduce)
-  if(TEST ${t})
-    set_property(TEST ${t} APPEND PROPERTY LABELS cuda)
-  endif()
-endforeach()

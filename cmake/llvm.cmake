@@ -9,12 +9,13 @@
 #   TKC_WITH_LLVM     ON (default): use LLVM when found; OFF: never
 #   TKC_LLVM_CONFIG   path of the llvm-config to use (an unusable one is an error)
 #
-# Sets TKC_HAVE_LLVM (ON/OFF), compiles tkc_objs with -DTKC_HAVE_LLVM=1 and links libLLVM (shared when
-# llvm-config offers it, else the static components) into every target defined after this file.
+# Sets TKC_HAVE_LLVM (ON/OFF), compiles tkc_objs with -DTKC_HAVE_LLVM=1 and sets TKC_LLVM_LIBS to libLLVM
+# (shared when llvm-config offers it, else the static components and their system libraries).
 
 option(TKC_WITH_LLVM "build the LLVM device when LLVM 15 or newer is found" ON)
 set(TKC_LLVM_CONFIG "" CACHE FILEPATH "llvm-config to use (default: newest of llvm-config-18..15, then llvm-config)")
 set(TKC_HAVE_LLVM OFF)
+set(TKC_LLVM_LIBS "")
 
 function(tkc_llvm_major config out)
   execute_process(COMMAND ${config} --version OUTPUT_VARIABLE ver RESULT_VARIABLE rc ERROR_QUIET OUTPUT_STRIP_TRAILING_WHITESPACE)
@@ -87,8 +88,8 @@ if(TKC_WITH_LLVM)
       set(TKC_HAVE_LLVM ON)
       target_include_directories(tkc_objs SYSTEM PRIVATE ${_inc})
       target_compile_definitions(tkc_objs PRIVATE TKC_HAVE_LLVM=1)
-      # tkc and tkc_static are defined after this file: every later target links LLVM
-      link_libraries(${_libs} ${_syslibs})
+      # linked by tkc (privately) and tkc_static (publicly: a static link needs it), see CMakeLists.txt
+      set(TKC_LLVM_LIBS ${_libs} ${_syslibs})
       message(STATUS "tkc: LLVM device with LLVM ${TKC_LLVM_MAJOR} (${_tkc_llvm_config})")
     endif()
   endif()
