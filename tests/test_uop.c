@@ -455,7 +455,7 @@ static void test_intern_random(void **state) {
     case TKC_OP_WHERE: c.nsrc = 3; break;
     default: c.nsrc = rndi(4); break;
     }
-    if (npool == 0) c.nsrc = 0;
+    if (npool == 0) c.op = TKC_OP_CONST, c.nsrc = 0; /* ALU ops need their sources */
     for (int i = 0; i < c.nsrc; i++) { /* mostly recent-ish small ids so duplicates are common */
       size_t lim = npool < 16 ? npool : 16;
       c.src[i] = pool[rndi(8) ? rndi((int)lim) : (int)(rnd() % npool)];

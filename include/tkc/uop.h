@@ -33,7 +33,10 @@ typedef struct tkc_dt {
 } tkc_dt;
 
 TKC_API tkc_dt tkc_dt_of(tkc_dtype scalar);                 /* the scalar dtype */
-TKC_API tkc_dt tkc_dt_vec(tkc_dt dt, int count);            /* vector of a scalar (or of pointers) */
+/* A vector of a scalar (or of pointers). More than TKC_DT_MAX_LANES lanes gives an invalid dtype (its
+ * scalar is TKC_NDTYPES: tkc_uop_new refuses it) and sets tkc_last_error(). */
+#define TKC_DT_MAX_LANES 65535
+TKC_API tkc_dt tkc_dt_vec(tkc_dt dt, int count);
 TKC_API tkc_dt tkc_dt_ptr(tkc_dt base, tkc_addrspace space, int32_t size); /* pointer to base */
 TKC_API tkc_dt tkc_dt_scalar(tkc_dt dt);                    /* drops the vector width */
 TKC_API tkc_dt tkc_dt_base(tkc_dt dt);                      /* pointee of a pointer, else dt */

@@ -33,6 +33,11 @@ tkc_dt tkc_dt_of(tkc_dtype scalar) {
 
 tkc_dt tkc_dt_vec(tkc_dt dt, int count) {
   if (count <= 1 || (dt.scalar == TKC_VOID && !dt.space)) return dt;
+  if (count > TKC_DT_MAX_LANES) { /* not representable: a dtype tkc_uop_new refuses, never a wrapped count */
+    tkc_err(TKC_EINVAL, "tkc_dt_vec: %d lanes (at most %d)", count, TKC_DT_MAX_LANES);
+    dt.scalar = TKC_NDTYPES;
+    return dt;
+  }
   if (dt.space) dt.pcount = (uint16_t)count;
   else dt.count = (uint16_t)count;
   return dt;

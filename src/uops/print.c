@@ -114,9 +114,18 @@ static const char *binop_sym(tkc_op op) {
   }
 }
 
-/* Recursion depth is the expression depth; this is a debugging/test aid for index expressions. */
-static void put_expr(tkc_sbuf *b, const tkc_uop *u) {
+/* A debugging/test aid for index expressions: recursion is bounded by printing deeper subexpressions
+ * as "..." (and shared subexpressions are printed each time, so output is capped too). */
+#define EXPR_MAX_DEPTH 64
+#define EXPR_MAX_LEN (1u << 20)
+static void put_expr_d(tkc_sbuf *b, const tkc_uop *u, int depth);
+#define put_expr(b, u) put_expr_d(b, u, depth + 1)
+static void put_expr_d(tkc_sbuf *b, const tkc_uop *u, int depth) {
   tkc_op op = (tkc_op)u->op;
+  if (depth > EXPR_MAX_DEPTH || b->len > EXPR_MAX_LEN) {
+    tkc_sbuf_puts(b, "...");
+    return;
+  }
   const char *sym = binop_sym(op);
   if ((op == TKC_OP_DEFINE_VAR || op == TKC_OP_SPECIAL) && u->arg.kind == TKC_ARG_TUPLE && u->arg.n && u->arg.v.t[0].kind == TKC_ARG_STR) {
     tkc_sbuf_puts(b, u->arg.v.t[0].v.s);
@@ -156,10 +165,11 @@ static void put_expr(tkc_sbuf *b, const tkc_uop *u) {
     tkc_sbuf_puts(b, ")");
   }
 }
+#undef put_expr
 
 char *tkc_uop_expr_str(const tkc_uop *root) {
   if (!root) return tkc_err_null(TKC_EINVAL, "tkc_uop_expr_str: NULL");
   tkc_sbuf b = {0};
-  put_expr(&b, root);
+  put_expr_d(&b, root, 0);
   return tkc_sbuf_take(&b);
 }

@@ -116,6 +116,7 @@ static uint64_t arg_hash(const tkc_arg *a) {
 }
 
 bool tkc_arg_eq(const tkc_arg *a, const tkc_arg *b) {
+  if (!a || !b) return a == b;
   if (a->kind != b->kind) return false;
   switch (a->kind) {
   case TKC_ARG_NONE: return true;
@@ -130,6 +131,21 @@ bool tkc_arg_eq(const tkc_arg *a, const tkc_arg *b) {
     return true;
   }
   return false;
+}
+
+/* An arg tkc_uop_new accepts: a known kind, text/elements present where a length says so, tuples
+ * nested at most 16 deep (the copy and compare below recurse on them). */
+static const char *arg_problem(const tkc_arg *a, int depth) {
+  if (a->kind > TKC_ARG_PTR) return "unknown arg kind";
+  if (a->kind == TKC_ARG_STR && a->n && !a->v.s) return "string arg with a length and no text";
+  if (a->kind != TKC_ARG_TUPLE) return NULL;
+  if (a->n && !a->v.t) return "tuple arg with a length and no elements";
+  if (depth >= 16) return "tuple args nested more than 16 deep";
+  for (uint32_t i = 0; i < a->n; i++) {
+    const char *why = arg_problem(&a->v.t[i], depth + 1);
+    if (why) return why;
+  }
+  return NULL;
 }
 
 /* Deep copy of an arg into the arena, so the UOp never points at caller memory. */
@@ -341,7 +357,13 @@ tkc_uop *tkc_uop_new(tkc_graph *g, tkc_op op, tkc_dt dt, int nsrc, tkc_uop *cons
   if (nsrc < 0 || nsrc > 65535 || (nsrc && !src)) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad source list");
   for (int i = 0; i < nsrc; i++)
     if (!src[i]) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: source %d of %s is NULL", i, op_names[op]);
-  if (dt.scalar >= TKC_NDTYPES) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad dtype");
+  if (dt.scalar >= TKC_NDTYPES || !dt.count || (dt.space && !dt.pcount)) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad dtype for %s", op_names[op]);
+  unsigned fl = tkc_op_flags(op);
+  int want = fl & TKC_F_U ? 1 : fl & TKC_F_B ? 2 : fl & TKC_F_T ? 3 : -1;
+  if (want >= 0 && nsrc != want)
+    return tkc_err_null(TKC_EINVAL, "tkc_uop_new: %s takes %d source%s, got %d", op_names[op], want, want == 1 ? "" : "s", nsrc);
+  const char *why = arg_problem(&arg, 0);
+  if (why) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: %s: %s", op_names[op], why);
   uint64_t h = node_hash(op, dt, nsrc, src, &arg);
   size_t mask = g->cap - 1, i = h & mask;
   for (tkc_uop *u; (u = g->table[i]); i = (i + 1) & mask)

@@ -1,6 +1,7 @@
 /* UPat: patterns as data, the notation that builds them, matching with backtracking, and the
  * PatternMatcher that indexes rules by op (tinygrad's UPat / PatternMatcher). */
 #include <ctype.h>
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,12 +82,18 @@ typedef struct parser {
   const char *text, *p;
   size_t rule_no;
   int failed;
+  int depth; /* nesting of parse_pat: bounded, patterns are text a caller may build */
 } parser;
+
+#define MAX_PAT_DEPTH 64
 
 static void fail(parser *ps, const char *what) {
   if (ps->failed) return;
   ps->failed = 1;
-  tkc_err(TKC_EINVAL, "pattern of rule %zu \"%s\": %s at offset %d", ps->rule_no, ps->text, what, (int)(ps->p - ps->text));
+  /* long patterns are cut in the message, so the reason is never truncated away */
+  int len = (int)strlen(ps->text);
+  tkc_err(TKC_EINVAL, "pattern of rule %zu \"%.*s%s\": %s at offset %d", ps->rule_no, len > 80 ? 80 : len, ps->text, len > 80 ? "..." : "",
+          what, (int)(ps->p - ps->text));
 }
 
 static void skip_ws(parser *ps) {
@@ -181,6 +188,7 @@ static void parse_arg(parser *ps, upat *u) {
     char *end;
     u->arg = strtod(ps->p, &end);
     if (end == ps->p) return fail(ps, "expected a number");
+    if (!isfinite(u->arg)) return fail(ps, "number out of range (args are finite)");
     ps->p = end;
   }
   u->has_arg = 1;
@@ -230,7 +238,12 @@ static void parse_node(parser *ps, upat *u, int order) {
     skip_ws(ps);
     if (ps->failed) return;
     if (*ps->p == ')') { ps->p++; break; }
-    if (!strncmp(ps->p, "...", 3)) { ps->p += 3; u->any_len = 1; continue; }
+    if (!strncmp(ps->p, "...", 3)) {
+      if (u->any_len) return fail(ps, "'...' twice");
+      ps->p += 3;
+      u->any_len = 1;
+      continue;
+    }
     if (u->any_len) return fail(ps, "'...' must come last");
     if (u->nsrc == MAX_SRC) return fail(ps, "too many sources");
     int repeat = 0;
@@ -252,7 +265,20 @@ static void parse_node(parser *ps, upat *u, int order) {
   compute_early_reject(u);
 }
 
+static upat *parse_pat_inner(parser *ps, int *repeat);
+
 static upat *parse_pat(parser *ps, int *repeat) {
+  if (ps->depth >= MAX_PAT_DEPTH) {
+    fail(ps, "patterns nested more than 64 deep");
+    return NULL;
+  }
+  ps->depth++;
+  upat *u = parse_pat_inner(ps, repeat);
+  ps->depth--;
+  return u;
+}
+
+static upat *parse_pat_inner(parser *ps, int *repeat) {
   skip_ws(ps);
   upat *u = new_pat(ps);
   if (!u) return NULL;
@@ -299,13 +325,14 @@ static upat *parse_pat(parser *ps, int *repeat) {
 
 static int compile_rule(tkc_matcher *pm, rule *r, const tkc_rule *src, size_t no) {
   if (!src->pattern || !src->fn) return tkc_err(TKC_EINVAL, "rule %zu: NULL pattern or callback", no);
+  if (!src->pattern) return tkc_err(TKC_EINVAL, "rule %zu has a NULL pattern", no);
   size_t n = strlen(src->pattern);
   char *text = m_alloc(pm, n + 1);
   if (!text) return tkc_err(TKC_ENOMEM, "out of memory compiling rules");
   memcpy(text, src->pattern, n + 1);
   r->text = text;
   r->fn = src->fn;
-  parser ps = {pm, r, text, text, no, 0};
+  parser ps = {pm, r, text, text, no, 0, 0};
   r->pat = parse_pat(&ps, NULL);
   skip_ws(&ps);
   if (!ps.failed && *ps.p) fail(&ps, "trailing text");
