@@ -4,7 +4,7 @@
 # each resulting program (tests/package/consumer). MODE (default: install subdir):
 #   install   cmake --install BUILD_DIR into WORK_DIR/prefix; checks the versioned soname and the
 #             installed files; builds the consumer with find_package(tkc) (tkc::tkc and tkc::tkc_static)
-#             and with pkg-config (shared, and static with --static), runs all four
+#             and with pkg-config (shared, static with --static, and C++17 through tkc.hpp), runs them all
 #   subdir    builds the consumer with add_subdirectory(SOURCE_DIR): the library alone (no tests,
 #             examples or benchmarks), without -Werror
 set -euo pipefail
@@ -46,7 +46,17 @@ for mode in $modes; do
     # shellcheck disable=SC2046
     "$cc" -std=c11 -o "$work/pc_static" "$src/tests/package/consumer/main.c" $(pkg-config --cflags tkc) \
       $(pkg-config --static --libs tkc | sed 's/-ltkc\b/-l:libtkc.a/') -lm
-    for p in pc_shared pc_static; do
+    cxx=${CXX:-c++}
+    if command -v "$cxx" >/dev/null 2>&1; then # the installed C++ header, C++17
+      # shellcheck disable=SC2046
+      "$cxx" -std=c++17 -Wall -Wextra -pedantic -Werror -o "$work/pc_cxx" "$src/tests/package/consumer/main.cpp" \
+        $(pkg-config --cflags --libs tkc) -Wl,-rpath,"$libdir"
+      progs="pc_shared pc_static pc_cxx"
+    else
+      say "no C++ compiler ($cxx): the tkc.hpp consumer is skipped"
+      progs="pc_shared pc_static"
+    fi
+    for p in $progs; do
       out=$("$work/$p") || fail "pkg-config $p: $out"
       say "pkg-config $p: $out"
     done
