@@ -22,12 +22,14 @@
  * $TKC_CPU_THREADS when set): T-1 new pthreads plus the caller, joined before launch returns
  * (tkc_ffi_call_parallel).
  * Anything smaller is one call with (0, 1) and creates no thread. */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include "runtime/ffi_call.h"
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,6 +38,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "runtime/device.h"
+#include "base/errno_str.h"
 #include "runtime/disk_cache.h"
 #include "runtime/host_mem.h"
 
@@ -43,16 +46,54 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- running the compiler */
 
-/* Runs argv (PATH search, no shell) with stdin from /dev/null and stdout+stderr into log (or
- * /dev/null). Returns the exit status, 128+signal when killed, or -1 with *err set when it could
+/* Seconds a compiler run may take: $TKC_CC_TIMEOUT (read once; default 300, 0 = no limit). */
+static double cc_timeout_s(void) {
+  static _Atomic int cached = -1;
+  int v = cached;
+  if (v < 0) {
+    const char *e = getenv("TKC_CC_TIMEOUT");
+    char *end;
+    long t = e && *e ? strtol(e, &end, 10) : 300;
+    v = e && *e && (*end || t < 0) ? 300 : (int)(t > 86400 ? 86400 : t);
+    cached = v;
+  }
+  return v;
+}
+
+/* environ with TMPDIR replaced by dir (so the compiler's own temporary files land in the private
+ * directory, and go with it); NULL when out of memory. Free the array (not the strings but [0]). */
+static char **env_with_tmpdir(const char *dir) {
+  size_t n = 0;
+  while (environ[n]) n++;
+  char **env = malloc((n + 2) * sizeof *env);
+  char *tmpdir = env ? malloc(strlen(dir) + 8) : NULL;
+  if (!tmpdir) {
+    free(env);
+    return NULL;
+  }
+  sprintf(tmpdir, "TMPDIR=%s", dir);
+  size_t k = 0;
+  env[k++] = tmpdir;
+  for (size_t i = 0; i < n; i++)
+    if (strncmp(environ[i], "TMPDIR=", 7)) env[k++] = environ[i];
+  env[k] = NULL;
+  return env;
+}
+
+/* Runs argv (PATH search, no shell) with stdin from /dev/null, stdout+stderr into log (or
+ * /dev/null) and, when tmpdir is given, TMPDIR=tmpdir. The child leads a process group of its own:
+ * past cc_timeout_s() the whole group (the driver and cc1/as/ld under it) is killed. Returns the exit
+ * status, 128+signal when killed by a signal, -2 on the timeout, or -1 with *err set when it could
  * not be started / waited for. */
-static int run_quiet(char *const argv[], const char *log, int *err) {
+static int run_quiet(char *const argv[], const char *log, const char *tmpdir, int *err) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   pid_t pid;
   *err = 0;
-  if (posix_spawn_file_actions_init(&fa)) { *err = ENOMEM; return -1; }
-  if (posix_spawnattr_init(&at)) { posix_spawn_file_actions_destroy(&fa); *err = ENOMEM; return -1; }
+  char **env = tmpdir ? env_with_tmpdir(tmpdir) : environ;
+  if (!env) { *err = ENOMEM; return -1; }
+  if (posix_spawn_file_actions_init(&fa)) { *err = ENOMEM; goto fail_env; }
+  if (posix_spawnattr_init(&at)) { posix_spawn_file_actions_destroy(&fa); *err = ENOMEM; goto fail_env; }
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 1, log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&fa, 1, 2);
@@ -64,17 +105,64 @@ static int run_quiet(char *const argv[], const char *log, int *err) {
   sigdelset(&all, SIGSTOP);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
-  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, environ);
+  posix_spawnattr_setpgroup(&at, 0);
+  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, env);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  if (tmpdir) {
+    free(env[0]);
+    free(env);
+  }
   if (rc) { *err = rc; return -1; }
+  /* poll: 1 ms growing to 20 ms between looks costs nothing next to a compile */
+  double limit = cc_timeout_s(), waited = 0;
+  useconds_t nap = 1000;
   int st;
-  while (waitpid(pid, &st, 0) < 0) {
-    if (errno != EINTR) { *err = errno; return -1; }
+  for (;;) {
+    pid_t w = waitpid(pid, &st, limit > 0 ? WNOHANG : 0);
+    if (w == pid) break;
+    if (w < 0 && errno != EINTR) { *err = errno; return -1; }
+    if (w == 0) {
+      if (waited >= limit) {
+        kill(-pid, SIGKILL);
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+        return -2;
+      }
+      usleep(nap);
+      waited += nap * 1e-6;
+      if (nap < 20000) nap *= 2;
+    }
   }
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+fail_env:
+  if (tmpdir) {
+    free(env[0]);
+    free(env);
+  }
+  return -1;
+}
+
+/* $TMPDIR when it is an absolute path (a relative one, or one starting with '-', would reach the
+ * compiler's command line as something else), else /tmp */
+static const char *tmp_root(void) {
+  const char *tmp = getenv("TMPDIR");
+  return tmp && *tmp == '/' ? tmp : "/tmp";
+}
+
+/* Removes dir and the plain files in it (what a killed compiler may have left). */
+static void remove_dir(const char *dir) {
+  DIR *d = opendir(dir);
+  if (d) {
+    char path[4400];
+    for (struct dirent *e; (e = readdir(d));) {
+      if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+      if ((size_t)snprintf(path, sizeof path, "%s/%s", dir, e->d_name) < sizeof path) unlink(path);
+    }
+    closedir(d);
+  }
+  rmdir(dir);
 }
 
 /* the compiler: argv prefix (words of $CC, or one name), found once */
@@ -149,11 +237,10 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   argv[cc_nwords + 1] = NULL;
   int err;
   char log[4200];
-  const char *tmp = getenv("TMPDIR");
-  snprintf(log, sizeof log, "%s/tkc-ccver-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+  snprintf(log, sizeof log, "%s/tkc-ccver-XXXXXX", tmp_root());
   int fd = mkstemp(log);
   if (fd >= 0) close(fd);
-  int rc = run_quiet(argv, fd >= 0 ? log : NULL, &err);
+  int rc = run_quiet(argv, fd >= 0 ? log : NULL, NULL, &err);
   char *ver = rc == 0 && fd >= 0 ? read_file(log, 512) : NULL;
   if (fd >= 0) unlink(log);
   if (rc == 0) {
@@ -165,7 +252,8 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   }
   free(key);
   size_t l = strlen(tried);
-  if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, strerror(err));
+  if (rc == -2) snprintf(tried + l, tn - l, "%s%s (--version timed out)", l ? ", " : "", cmd);
+  else if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, TKC_STRERROR(err));
   else if (rc == 127) snprintf(tried + l, tn - l, "%s%s (not found)", l ? ", " : "", cmd);
   else snprintf(tried + l, tn - l, "%s%s (--version exited with %d)", l ? ", " : "", cmd, rc);
   return 0;
@@ -212,31 +300,24 @@ typedef struct cpu_prog {
 static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=native", "-fPIC", "-shared",
                                        "-ffp-contract=off", "-fwrapv", "-fno-math-errno", "-fno-strict-aliasing"};
 
-static char *read_file(const char *path, size_t max) {
+/* The file's bytes, NUL-terminated: at most max of them, cut there when truncate, else NULL past max. */
+static char *read_upto(const char *path, size_t max, int truncate, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  char *s = malloc(max + 1);
-  if (!s) { fclose(f); return NULL; }
-  size_t n = fread(s, 1, max, f);
-  fclose(f);
-  s[n] = 0;
-  return s;
-}
-
-/* the whole file (at most max bytes, else NULL) */
-static void *read_bytes(const char *path, size_t max, size_t *n) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return NULL;
-  char *s = malloc(max + 1);
+  char *s = malloc(max + 2);
   size_t got = s ? fread(s, 1, max + 1, f) : 0;
   fclose(f);
+  if (s && got > max && truncate) got = max;
   if (!s || got > max) {
     free(s);
     return NULL;
   }
-  *n = got;
+  s[got] = 0;
+  if (n) *n = got;
   return s;
 }
+static char *read_file(const char *path, size_t max) { return read_upto(path, max, 1, NULL); }
+static void *read_bytes(const char *path, size_t max, size_t *n) { return read_upto(path, max, 0, n); }
 
 /* the disk cache key of k's object: everything the compiled bytes depend on */
 static char *object_key(const tkc_kernel *k, size_t *n) {
@@ -305,11 +386,10 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   char why[600];
   if (!cpu_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "CPU: %s", why);
 
-  const char *tmp = getenv("TMPDIR");
-  if (!tmp || !*tmp) tmp = "/tmp";
+  const char *tmp = tmp_root();
   char dir[4096], src[4200], out[4200], log[4200];
   if ((size_t)snprintf(dir, sizeof dir, "%s/tkc-XXXXXX", tmp) >= sizeof dir) return tkc_err(TKC_ERUNTIME, "CPU: $TMPDIR is too long");
-  if (!mkdtemp(dir)) return tkc_err(TKC_ERUNTIME, "CPU: cannot create a temporary directory in %s: %s", tmp, strerror(errno));
+  if (!mkdtemp(dir)) return tkc_err(TKC_ERUNTIME, "CPU: cannot create a temporary directory in %s: %s", tmp, TKC_STRERROR(errno));
   snprintf(src, sizeof src, "%s/kernel.c", dir);
   snprintf(out, sizeof out, "%s/kernel.so", dir);
   snprintf(log, sizeof log, "%s/cc.log", dir);
@@ -330,11 +410,12 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
 compile:
   f = fopen(src, "wb");
   size_t slen = strlen(k->source);
-  if (!f || fwrite(k->source, 1, slen, f) != slen || fclose(f) != 0) {
-    int e = errno;
-    if (f) fclose(f);
+  int wrote = f && fwrite(k->source, 1, slen, f) == slen;
+  int e = errno;
+  if (f && fclose(f) != 0 && wrote) wrote = 0, e = errno; /* closed either way: never a second fclose */
+  if (!wrote) {
     f = NULL;
-    st = tkc_err(TKC_ERUNTIME, "CPU: cannot write %s: %s", src, strerror(e));
+    st = tkc_err(TKC_ERUNTIME, "CPU: cannot write %s: %s", src, TKC_STRERROR(e));
     goto cleanup;
   }
   f = NULL;
@@ -349,9 +430,14 @@ compile:
   argv[na++] = (char *)"-lm";
   argv[na] = NULL;
   int err;
-  int rc = run_quiet(argv, log, &err);
+  int rc = run_quiet(argv, log, dir, &err);
+  if (rc == -2) {
+    st = tkc_err(TKC_ECOMPILE, "CPU: %s did not finish compiling %s in %.0f s (killed; TKC_CC_TIMEOUT sets the limit)", cc_words[0], k->name,
+                 cc_timeout_s());
+    goto cleanup;
+  }
   if (rc < 0) {
-    st = tkc_err(TKC_ECOMPILE, "CPU: cannot run %s: %s", cc_words[0], strerror(err));
+    st = tkc_err(TKC_ECOMPILE, "CPU: cannot run %s: %s", cc_words[0], TKC_STRERROR(err));
     goto cleanup;
   }
   if (rc != 0) {
@@ -401,10 +487,7 @@ cleanup:
   free(msg);
   free(key);
   free(obj);
-  unlink(src);
-  unlink(out);
-  unlink(log);
-  rmdir(dir);
+  remove_dir(dir);
   if (st != TKC_OK) {
     if (p) {
       if (p->dl) dlclose(p->dl);

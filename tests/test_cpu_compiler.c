@@ -1,0 +1,196 @@
+/* test_cpu_compiler.c — the CPU device's compiler runs under hostile conditions (issue 16): a
+ * compiler that hangs is killed after TKC_CC_TIMEOUT with its whole process group and its private
+ * temp dir removed; a TMPDIR that starts with '-' (or is relative) never reaches the compiler's
+ * command line; a disk that refuses the kernel source (RLIMIT_FSIZE) gives TKC_ERUNTIME, no double
+ * fclose. The compiler is chosen once per process, so each case runs in a child (this binary
+ * re-executed with "--child CASE") whose exit status says whether it saw the expected result. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+#include "runtime/device.h"
+
+static const char KERNEL_SRC[] =
+    "void fine(float* restrict data0, const int tkc_core_, const int tkc_ncores_) {\n"
+    "  /* some text, so the source is longer than the file size limit of the fsize case */\n"
+    "  for (int i = 0; i < 4; i++) data0[i] = (float)i * 2.0f;\n"
+    "}\n";
+
+/* compiles KERNEL_SRC; returns the status, and the handle released */
+static tkc_status compile_once(void) {
+  tkc_dtype dt = TKC_FLOAT32;
+  tkc_kernel k = {.name = "fine", .source = KERNEL_SRC, .nbufs = 1, .buf_dtypes = &dt};
+  void *handle = NULL;
+  tkc_status st = tkc_device_cpu.compile(&k, &handle);
+  if (handle) tkc_device_cpu.release(handle);
+  return st;
+}
+
+/* ---------------------------------------------------------------- the child */
+static int child_main(const char *which) {
+  if (!strcmp(which, "hang")) {
+    tkc_status st = compile_once();
+    if (st != TKC_ECOMPILE || !strstr(tkc_last_error(), "did not finish")) {
+      fprintf(stderr, "hang: status %d: %s\n", st, tkc_last_error());
+      return 1;
+    }
+    return 0;
+  }
+  if (!strcmp(which, "dashtmp")) { /* TMPDIR=-bogus: compiles under /tmp instead */
+    tkc_status st = compile_once();
+    if (st) fprintf(stderr, "dashtmp: %s\n", tkc_last_error());
+    return st ? 1 : 0;
+  }
+  if (!strcmp(which, "fsize")) {
+    if (!tkc_device_available("CPU")) return 3; /* probes the compiler before the limit applies */
+    signal(SIGXFSZ, SIG_IGN);
+    struct rlimit rl = {64, 64};
+    if (setrlimit(RLIMIT_FSIZE, &rl)) return 2;
+    tkc_status st = compile_once();
+    if (st != TKC_ERUNTIME || !strstr(tkc_last_error(), "cannot write")) {
+      fprintf(stderr, "fsize: status %d: %s\n", st, tkc_last_error());
+      return 1;
+    }
+    return 0;
+  }
+  return 2;
+}
+
+/* ---------------------------------------------------------------- the parent */
+static char self_exe[4096];
+
+/* runs "--child which" with the environment changes in env ("NAME=value", "NAME=" to unset);
+ * returns its exit status (-1 when it did not exit normally) */
+static int run_child(const char *which, const char *const *env, int nenv) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < nenv; i++) {
+      char name[64];
+      const char *eq = strchr(env[i], '=');
+      snprintf(name, sizeof name, "%.*s", (int)(eq - env[i]), env[i]);
+      if (eq[1]) setenv(name, eq + 1, 1);
+      else unsetenv(name);
+    }
+    execl(self_exe, self_exe, "--child", which, (char *)NULL);
+    _exit(127);
+  }
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static int count_entries(const char *dir) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));)
+    if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) n++;
+  closedir(d);
+  return n;
+}
+
+static int is_zombie(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  FILE *f = fopen(path, "r");
+  if (!f) return 1; /* gone */
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  const char *close_paren = strrchr(buf, ')'); /* "pid (comm) S ..." */
+  return close_paren && (close_paren[2] == 'Z' || close_paren[2] == 'X');
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* a "compiler" that answers --version, then leaves a file in $TMPDIR and waits on a grandchild */
+static void test_hanging_compiler_is_killed(void **state) {
+  (void)state;
+  char work[] = "/tmp/tkc-cc-hang-XXXXXX";
+  assert_non_null(mkdtemp(work));
+  char script[4200], tmpdir[4200], pidfile[4200];
+  snprintf(script, sizeof script, "%s/hangcc", work);
+  snprintf(tmpdir, sizeof tmpdir, "%s/tmp", work);
+  snprintf(pidfile, sizeof pidfile, "%s/sleep.pid", work);
+  assert_int_equal(mkdir(tmpdir, 0700), 0);
+  FILE *f = fopen(script, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\n"
+             "case \"$1\" in --version) echo 'hangcc 1.0'; exit 0;; esac\n"
+             "touch \"$TMPDIR/ccLEFT.s\"\n"
+             "sleep 1000 & echo $! > '%s'\n"
+             "wait\n",
+          pidfile);
+  fclose(f);
+  assert_int_equal(chmod(script, 0700), 0);
+  char cc[4300], tmp[4300];
+  snprintf(cc, sizeof cc, "CC=%s", script);
+  snprintf(tmp, sizeof tmp, "TMPDIR=%s", tmpdir);
+  const char *env[] = {cc, tmp, "TKC_CC_TIMEOUT=1", "TKC_CACHE_DIR="};
+  double t0 = now_s();
+  assert_int_equal(run_child("hang", env, 4), 0);
+  double took = now_s() - t0;
+  assert_true(took < 30); /* 1 s limit, plus the start */
+  /* the private temp dir (and the compiler's file in it) is gone; the grandchild was killed */
+  assert_int_equal(count_entries(tmpdir), 0);
+  f = fopen(pidfile, "r");
+  assert_non_null(f);
+  int pid = 0;
+  assert_int_equal(fscanf(f, "%d", &pid), 1);
+  fclose(f);
+  int alive = 1;
+  for (int i = 0; i < 200 && alive; i++) { /* killed: a zombie until whoever adopted it reaps it */
+    alive = kill(pid, 0) == 0 && !is_zombie(pid);
+    if (alive) usleep(10000);
+  }
+  assert_false(alive);
+  unlink(script), unlink(pidfile), rmdir(tmpdir), rmdir(work);
+}
+
+static void test_tmpdir_not_an_option(void **state) {
+  (void)state;
+  if (!tkc_device_available("CPU")) skip();
+  const char *env[] = {"TMPDIR=-bogus", "TKC_CACHE_DIR="};
+  assert_int_equal(run_child("dashtmp", env, 2), 0);
+  const char *rel[] = {"TMPDIR=relative/dir", "TKC_CACHE_DIR="};
+  assert_int_equal(run_child("dashtmp", rel, 2), 0);
+}
+
+static void test_disk_refuses_source(void **state) {
+  (void)state;
+  if (!tkc_device_available("CPU")) skip();
+  const char *env[] = {"TKC_CACHE_DIR="};
+  int rc = run_child("fsize", env, 1);
+  if (rc == 3) skip();
+  assert_int_equal(rc, 0);
+}
+
+int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--child")) return child_main(argv[2]);
+  ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
+  if (n <= 0) return 1;
+  self_exe[n] = 0;
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(test_hanging_compiler_is_killed),
+      cmocka_unit_test(test_tmpdir_not_an_option),
+      cmocka_unit_test(test_disk_refuses_source),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}
