@@ -3,8 +3,8 @@
  *
  * Library: $TKC_WGPU_LIB when set (only that file); else the libwgpu_native found next to webgpu.h
  * at configure time (TKC_WGPU_LIB_DEFAULT, see cmake/webgpu.cmake: the PyPI `wgpu` package's
- * resources folder); else the same file in common site-packages folders; else "libwgpu_native.so"
- * on the system search path. It must match the headers the build used: a library of another major
+ * resources folder); else "libwgpu_native.so" on the system search path (never a file found by
+ * searching folders the environment names, such as $HOME's or $VIRTUAL_ENV's site-packages). It must match the headers the build used: a library of another major
  * version than the wgpu package's (TKC_WGPU_MAJOR) is refused, as structs change between versions
  * (tested: v29.0.1.1 from `pip install wgpu==0.32.0`). It stays loaded for the life of the process.
  *
@@ -13,8 +13,9 @@
  * adapter's own limits and shader-f16 when offered, one queue. Created once per process
  * (call_once) on the first availability check; available() says why when any step fails.
  * wgpu-native's logging is off unless TKC_DEBUG >= 2 (then warnings go to stderr); with
- * TKC_DEBUG >= 1 the adapter is named on stderr once. Without a desktop session, Mesa's
- * device-select Vulkan layer is switched off (NODEVICE_SELECT=1, see wg_init) so it prints nothing.
+ * TKC_DEBUG >= 1 the adapter is named on stderr once. The library never changes the environment
+ * (setenv is not thread-safe): without a desktop session, Mesa's device-select Vulkan layer may
+ * print "XDG_RUNTIME_DIR is invalid" while adapters are listed; NODEVICE_SELECT=1 switches it off.
  *
  * Lavapipe (llvmpipe) ends the loops of a shader invocation after 65535 iterations in total,
  * silently; on that adapter a kernel whose invocation would run more (its RANGE trip counts, summed
@@ -39,7 +40,6 @@
  * the queue to finish, so tkc_program_launch's time is the kernel's run time and results are visible
  * to the next copyout. */
 #include <dlfcn.h>
-#include <glob.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,28 +169,8 @@ static void *open_library(void) {
     if (h) return h;
   }
 #endif
-  /* the PyPI wgpu package in the usual site-packages folders */
-  const char *home = getenv("HOME"), *venv = getenv("VIRTUAL_ENV");
-  char pats[6][512];
-  int np = 0;
-  if (venv && *venv) snprintf(pats[np++], sizeof pats[0], "%s/lib/python3*/site-packages/wgpu/resources/libwgpu_native*.so", venv);
-  if (home && *home) snprintf(pats[np++], sizeof pats[0], "%s/.local/lib/python3*/site-packages/wgpu/resources/libwgpu_native*.so", home);
-  snprintf(pats[np++], sizeof pats[0], "/usr/local/lib/python3*/dist-packages/wgpu/resources/libwgpu_native*.so");
-  snprintf(pats[np++], sizeof pats[0], "/usr/local/lib/python3*/site-packages/wgpu/resources/libwgpu_native*.so");
-  snprintf(pats[np++], sizeof pats[0], "/usr/lib/python3/dist-packages/wgpu/resources/libwgpu_native*.so");
-  for (int i = 0; i < np; i++) {
-    glob_t gl;
-    if (glob(pats[i], 0, NULL, &gl) == 0) {
-      for (size_t k = 0; k < gl.gl_pathc; k++) {
-        void *h = try_open(gl.gl_pathv[k], tried, sizeof tried);
-        if (h) {
-          globfree(&gl);
-          return h;
-        }
-      }
-    }
-    globfree(&gl);
-  }
+  /* no search of site-packages folders under $HOME / $VIRTUAL_ENV: only an explicit file, the one
+   * found at configure time, or the system's */
   void *h = try_open("libwgpu_native.so", tried, sizeof tried);
   if (!h)
     snprintf(wg_why, sizeof wg_why, "wgpu-native not found (pip install wgpu==0.32.0, or set $TKC_WGPU_LIB); tried: %.900s", tried);
@@ -252,13 +232,6 @@ static void wg_init(void) {
     return;
   }
 #endif
-  /* Mesa's implicit Vulkan layer VK_LAYER_MESA_device_select connects to a Wayland display while
-   * the adapters are enumerated and prints "error: XDG_RUNTIME_DIR is invalid ..." to stderr when
-   * there is no session (CI, containers, ssh). Without a session there is no display to pick a GPU
-   * for, and wgpu chooses the adapter itself, so the layer is switched off through its documented
-   * disable variable, only then and only when the user has not set it. (Runs once, before any
-   * Vulkan loader use from this library.) */
-  if (!getenv("XDG_RUNTIME_DIR") && !getenv("WAYLAND_DISPLAY") && !getenv("NODEVICE_SELECT")) setenv("NODEVICE_SELECT", "1", 0);
   wg.SetLogCallback(on_log, NULL);
   wg.SetLogLevel(tkc_debug_level() >= 2 ? WGPULogLevel_Warn : WGPULogLevel_Off);
 
