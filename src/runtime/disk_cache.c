@@ -21,6 +21,7 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include "base/errno_str.h"
 #include "runtime/disk_cache.h"
 #include "tkc/runtime.h"
 
@@ -127,7 +128,7 @@ void *tkc_dcache_get(const char *kind, const void *key, size_t keylen, size_t *n
   int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     if (errno == ENOENT) atomic_fetch_add(&n_misses, 1);
-    else atomic_fetch_add(&n_errors, 1), note("tkc: disk cache: cannot read %s: %s\n", path, strerror(errno));
+    else atomic_fetch_add(&n_errors, 1), note("tkc: disk cache: cannot read %s: %s\n", path, TKC_STRERROR(errno));
     return NULL;
   }
   struct stat st;
@@ -245,7 +246,7 @@ void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void
     int e = errno;
     if (fd >= 0) unlink(tmp);
     atomic_fetch_add(&n_errors, 1);
-    note("tkc: disk cache: cannot store %s: %s\n", path, strerror(e));
+    note("tkc: disk cache: cannot store %s: %s\n", path, TKC_STRERROR(e));
     return;
   }
   atomic_fetch_add(&n_stores, 1);
