@@ -34,8 +34,31 @@ typedef struct lower {
   tkc_packer *packers[5]; /* by log2 of the width */
 } lower;
 
-static tkc_dt i32(void) { return tkc_dt_of(TKC_INT32); }
+/* The index dtype of the kernel being lowered (on this thread): int32, or int64 when an index can
+ * pass INT32_MAX (see index_dtype). */
+static _Thread_local tkc_dtype idx_scalar = TKC_INT32;
+static tkc_dt i32(void) { return tkc_dt_of(idx_scalar); }
 static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, i32(), v); }
+
+/* a launch index (int32 SPECIAL), widened to the kernel's index dtype */
+static tkc_uop *special(tkc_graph *g, const char *name, int64_t n) {
+  tkc_uop *s = tkc_uop_special(g, name, n);
+  return s && idx_scalar != TKC_INT32 ? tkc_uop_cast(g, s, i32()) : s;
+}
+
+/* int64 when the kernel's iteration space, a view or a buffer can reach past INT32_MAX, else int32 */
+static tkc_dtype index_dtype(const tkc_kshape *ks, tkc_uop *const *order, size_t n) {
+  __int128 space = 1;
+  for (int d = 0; d < ks->ndim; d++) space *= ks->padded[d] > ks->full[d] ? ks->padded[d] : ks->full[d];
+  if (space > INT32_MAX) return TKC_INT64;
+  for (size_t i = 0; i < n; i++) {
+    const tkc_uop *u = order[i];
+    tkc_st st;
+    if (u->op == TKC_OP_VIEW && !tkc_st_from_arg(&st, &u->arg) && tkc_st_max_index(&st) > INT32_MAX) return TKC_INT64;
+    if (u->op == TKC_OP_DEFINE_GLOBAL && u->dtype.size > INT32_MAX) return TKC_INT64;
+  }
+  return TKC_INT32;
+}
 
 static tkc_uop *and2(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return !a ? b : !b ? a : tkc_uop_alu2(g, TKC_OP_AND, a, b); }
 
@@ -325,9 +348,9 @@ static void launch_indices(lower *L, const tkc_renderer *r) {
     g0 = r->global_max[0];
     g1 = (blocks + g0 - 1) / g0;
   }
-  tkc_uop *linear = g0 > 1 || g1 > 1 ? tkc_uop_special(g, "gidx0", g0) : ci(g, 0);
-  if (g1 > 1) linear = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, tkc_uop_special(g, "gidx1", g1), ci(g, g0)), linear);
-  if (l > 1) linear = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, linear, ci(g, l)), tkc_uop_special(g, "lidx0", l));
+  tkc_uop *linear = g0 > 1 || g1 > 1 ? special(g, "gidx0", g0) : ci(g, 0);
+  if (g1 > 1) linear = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, special(g, "gidx1", g1), ci(g, g0)), linear);
+  if (l > 1) linear = tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_MUL, linear, ci(g, l)), special(g, "lidx0", l));
   if (g0 * g1 * l != total) L->launch_valid = tkc_uop_alu2(g, TKC_OP_CMPLT, linear, ci(g, total));
   int64_t stride = 1;
   for (int a = nglobal - 1; a >= 0; a--) {
@@ -353,9 +376,32 @@ static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, i
   return s2[1] ? tkc_uop_new(L->g, TKC_OP_STORE, st[k]->dtype, 2, s2, tkc_arg_none()) : st[k];
 }
 
+static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, tkc_uop **order, size_t n);
+
 tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
-  if (ks->tc) return tkc_lower_tc(g, ast, ks, r);
+  size_t n;
+  tkc_uop **order = tkc_toposort(ast, &n);
+  if (!order) return NULL;
+  tkc_dtype idx = index_dtype(ks, order, n);
+  tkc_uop *sink = NULL;
+  if (idx == TKC_INT64 && r && (r->unsupported_dtypes >> TKC_INT64 & 1))
+    tkc_err(TKC_EUNSUPPORTED, "%s: this kernel indexes past 2^31 - 1 elements, which needs 64-bit indices, and %s has no 64-bit integers "
+            "(split the tensor, or use a host device)", r->name, r->name);
+  else if (idx == TKC_INT64 && ks->tc)
+    tkc_err(TKC_EUNSUPPORTED, "lowerer: tensor cores with 64-bit indices (a matmul past 2^31 - 1 elements): lower it without TC");
+  else if (ks->tc)
+    sink = tkc_lower_tc(g, ast, ks, r);
+  else {
+    idx_scalar = idx;
+    sink = lower_kernel(g, ast, ks, r, order, n);
+    idx_scalar = TKC_INT32;
+  }
+  free(order);
+  return sink;
+}
+
+static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, tkc_uop **order, size_t n) {
   lower L = {.g = g, .ks = ks, .ndim = ks->ndim, .group_threads = 1, .r = r};
   int gpu = r && r->global_max[0] > 0;
   L.vectors = r && r->supports_float4;
@@ -372,16 +418,11 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
   int up[TKC_MAX_AXES];
   int64_t nl;
   int nup = lane_axes(&L, TKC_AX_UPCAST, NULL, up, &nl);
-  size_t nparams = 0, n;
-  tkc_uop **order = tkc_toposort(ast, &n);
-  if (!order) return NULL;
+  size_t nparams = 0;
   for (size_t i = 0; i < n; i++) nparams += order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0;
   tkc_uop **src = malloc(((size_t)nl + nparams) * sizeof *src), *sink = NULL;
   int64_t ns = 0;
-  if (!src) {
-    free(order);
-    return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
-  }
+  if (!src) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   set_indices(&L);
   for (int64_t lane = 0; lane < nl; lane++) { /* one STORE per output lane */
     set_lanes(&L, up, nup, lane);
@@ -411,7 +452,6 @@ done:
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
   for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);
-  free(order);
   free(src);
   return sink;
 }

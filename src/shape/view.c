@@ -240,7 +240,9 @@ tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t stride) {
 
 /* ---------------------------------------------------------------- index expressions */
 
-static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, tkc_dt_of(TKC_INT32), v); }
+/* index constants in the index dtype of the expression (int32, or int64 in kernels that need it) */
+static _Thread_local tkc_dtype idx_dtype = TKC_INT32;
+static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, tkc_dt_of(idx_dtype), v); }
 
 static tkc_uop *and_valid(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return !a ? b : !b ? a : tkc_uop_alu2(g, TKC_OP_AND, a, b); }
 
@@ -264,6 +266,8 @@ static void view_expr(const tkc_view *v, tkc_graph *g, tkc_uop *const *idxs, tkc
 
 tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid) {
   tkc_uop *idx, *ok;
+  int nd = st->views[st->nviews - 1].ndim;
+  idx_dtype = nd > 0 && idxs[0] && idxs[0]->dtype.scalar == TKC_INT64 ? TKC_INT64 : TKC_INT32;
   view_expr(&st->views[st->nviews - 1], g, idxs, &idx, &ok);
   for (int k = st->nviews - 2; k >= 0; k--) { /* unravel the flat index into the inner view's shape */
     const tkc_view *v = &st->views[k];
@@ -280,7 +284,28 @@ tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc
   }
   *index = idx;
   *valid = ok;
+  idx_dtype = TKC_INT32;
   return idx ? TKC_OK : tkc_last_status();
+}
+
+/* The largest element offset st can reach (masks ignored) and its element count, for choosing the
+ * index width: past INT32_MAX the kernel indexes in int64. Saturates at INT64_MAX. */
+int64_t tkc_st_max_index(const tkc_st *st) {
+  int64_t worst = 0;
+  for (int k = 0; k < st->nviews; k++) {
+    const tkc_view *v = &st->views[k];
+    __int128 hi = v->offset < 0 ? -(__int128)v->offset : v->offset, n = 1;
+    for (int i = 0; i < v->ndim; i++) {
+      int64_t st_i = v->strides[i] < 0 ? -v->strides[i] : v->strides[i];
+      if (v->shape[i] > 0) hi += (__int128)(v->shape[i] - 1) * st_i;
+      n *= v->shape[i] > 0 ? v->shape[i] : 1;
+      if (n > INT64_MAX) n = INT64_MAX;
+    }
+    if (n > hi) hi = n;
+    if (hi > INT64_MAX) return INT64_MAX;
+    if ((int64_t)hi > worst) worst = (int64_t)hi;
+  }
+  return worst;
 }
 
 /* ---------------------------------------------------------------- as UOp args */

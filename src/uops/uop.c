@@ -452,7 +452,9 @@ tkc_uop *tkc_uop_var(tkc_graph *g, const char *name, int64_t vmin, int64_t vmax)
 tkc_uop *tkc_uop_range(tkc_graph *g, tkc_uop *start, tkc_uop *end, int64_t axis) {
   if (!start || !end) return tkc_err_null(TKC_EINVAL, "tkc_uop_range: NULL bound");
   tkc_uop *s[2] = {start, end};
-  return tkc_uop_new(g, TKC_OP_RANGE, tkc_dt_of(TKC_INT32), 2, s, tkc_arg_int(axis));
+  /* the loop counter has the bounds' index dtype: int32, or int64 for kernels past 2^31 elements */
+  tkc_dt dt = tkc_dt_of(end->dtype.scalar == TKC_INT64 ? TKC_INT64 : TKC_INT32);
+  return tkc_uop_new(g, TKC_OP_RANGE, dt, 2, s, tkc_arg_int(axis));
 }
 
 tkc_uop *tkc_uop_special(tkc_graph *g, const char *name, int64_t size) {
