@@ -1,12 +1,11 @@
-# cmake/examples.cmake — the Python (ctypes) and C++ examples, built and run by the test suite.
+# cmake/examples.cmake — the examples (C, Python, C++), built and run by the test suite.
 #
 # Included at the end of CMakeLists.txt (after the tkc / tkc_static targets and enable_testing()).
 #
-#   python_example   python3 examples/python/quickstart.py with TKC_LIB = the built libtkc.so
-#                    (not registered when no python3 is found: a status line says so)
-#   cpp_example      examples/cpp/quickstart.cpp built with the C++ compiler (-pedantic -Werror, which also
-#                    checks that the public headers are C++-clean) and run (not registered without a C++
-#                    compiler)
+#   python_example, python_package   cmake/python.cmake: examples/python/quickstart.py and the pytest suite
+#                    of bindings/python (not registered without python3 + numpy / pytest)
+#   cpp_example, cpp_example_cxx20, cpp_header_test   cmake/cpp.cmake: examples/cpp/quickstart.cpp through
+#                    include/tkc.hpp (C++17 and C++20) and tests/cpp/test_tkc_hpp.cpp
 #   mlp_loop_example examples/mlp_loop.c: 50 scoped iterations of an MLP, logits checked against C
 #   charlm_example   examples/charlm.c: a char-level transformer LM, 24 greedy steps checked against C
 

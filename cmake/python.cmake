@@ -1,12 +1,21 @@
-# cmake/python.cmake — the Python binding's tests (included from cmake/examples.cmake).
+# cmake/python.cmake — the Python package's tests (included from cmake/examples.cmake).
+#
+#   python_example   examples/python/quickstart.py (it imports bindings/python/tkc) with TKC_LIB = the built libtkc.so
+#   python_package   python3 -m pytest -q bindings/python/tests, the same library, PYTHONPATH = bindings/python
+#
+# The package needs numpy, its tests pytest (scripts/install-deps.sh installs both): without python3 + numpy neither
+# test is registered, without pytest python_package is not; a status line says so.
 
-# ---------------------------------------------------------------- Python
-find_program(TKC_PYTHON3 NAMES python3 DOC "python3 for the ctypes example")
-set(_tkc_py_env TKC_LIB=$<TARGET_FILE:tkc>)
+find_program(TKC_PYTHON3 NAMES python3 DOC "python3 for the Python package's tests")
+if(NOT DEFINED TKC_TEST_CACHE_DIR)
+  set(TKC_TEST_CACHE_DIR "${CMAKE_BINARY_DIR}/test-kernel-cache")
+endif()
+set(_tkc_py_env TKC_LIB=$<TARGET_FILE:tkc> TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR})
 set(_tkc_py_ok ${TKC_PYTHON3})
 if(TKC_PYTHON3 AND TKC_SANITIZE)
   # an ASan-built libtkc.so loads into python only after the ASan runtime: preload it (the compiler
-  # says where it is); CPython's own allocations at exit are not leaks of ours
+  # says where it is); CPython's own allocations at exit are not leaks of ours. numpy and pytest run
+  # fine under the preload.
   set(_tkc_asan_rt "")
   foreach(_name libasan.so libclang_rt.asan-${CMAKE_SYSTEM_PROCESSOR}.so)
     execute_process(COMMAND ${CMAKE_C_COMPILER} -print-file-name=${_name} OUTPUT_VARIABLE _path
@@ -18,16 +27,32 @@ if(TKC_PYTHON3 AND TKC_SANITIZE)
   if(_tkc_asan_rt)
     list(APPEND _tkc_py_env LD_PRELOAD=${_tkc_asan_rt} ASAN_OPTIONS=detect_leaks=0)
   else()
-    message(STATUS "tkc: no ASan runtime to preload into python3: the python_example test is not registered")
+    message(STATUS "tkc: no ASan runtime to preload into python3: the python tests are not registered")
+    set(_tkc_py_ok "")
+  endif()
+endif()
+if(_tkc_py_ok)
+  execute_process(COMMAND ${TKC_PYTHON3} -c "import numpy" RESULT_VARIABLE _tkc_numpy_rc OUTPUT_QUIET ERROR_QUIET)
+  execute_process(COMMAND ${TKC_PYTHON3} -c "import pytest" RESULT_VARIABLE _tkc_pytest_rc OUTPUT_QUIET ERROR_QUIET)
+  if(NOT _tkc_numpy_rc EQUAL 0)
+    message(STATUS "tkc: ${TKC_PYTHON3} has no numpy (scripts/install-deps.sh installs it): the python tests are not registered")
     set(_tkc_py_ok "")
   endif()
 endif()
 if(_tkc_py_ok)
   add_test(NAME python_example
            COMMAND ${CMAKE_COMMAND} -E env ${_tkc_py_env}
-                   ${TKC_PYTHON3} ${CMAKE_SOURCE_DIR}/examples/python/quickstart.py)
+                   ${TKC_PYTHON3} ${PROJECT_SOURCE_DIR}/examples/python/quickstart.py)
   set_tests_properties(python_example PROPERTIES TIMEOUT 300)
+  if(_tkc_pytest_rc EQUAL 0)
+    add_test(NAME python_package
+             COMMAND ${CMAKE_COMMAND} -E env ${_tkc_py_env} PYTHONPATH=${PROJECT_SOURCE_DIR}/bindings/python
+                     ${TKC_PYTHON3} -m pytest -q -p no:cacheprovider ${PROJECT_SOURCE_DIR}/bindings/python/tests
+             WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+    set_tests_properties(python_package PROPERTIES TIMEOUT 900)
+  else()
+    message(STATUS "tkc: ${TKC_PYTHON3} has no pytest (scripts/install-deps.sh installs it): the python_package test is not registered")
+  endif()
 elseif(NOT TKC_PYTHON3)
-  message(STATUS "tkc: no python3 found: the python_example test is not registered")
+  message(STATUS "tkc: no python3 found: the python tests are not registered")
 endif()
-

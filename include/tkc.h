@@ -213,6 +213,18 @@ TKC_API int tkc_kernel_count(tkc_tensor *t);
  * renderer's capabilities whatever the ctx's device), concatenated. Malloc'ed: free with tkc_free.
  * NULL on error. Does not run anything. */
 TKC_API char *tkc_kernels_source(tkc_tensor *t, const char *renderer);
+/* Writes the schedule that realizing t would run as a Graphviz dot file at path, without running
+ * anything: each kernel a box (its number, its name as TKC_DEBUG prints it, its opts, its output),
+ * each buffer an ellipse (dtype and shape; realized inputs filled grey), edges buffer -> kernel
+ * ("reads", with the kernel's argument number) and kernel -> buffer ("writes"). A realized t gives a
+ * graph without kernels. TKC_EINVAL for a NULL t or path; TKC_ERUNTIME when path cannot be written.
+ * Render it with `dot -Tpng schedule.dot -o schedule.png`. */
+TKC_API tkc_status tkc_schedule_dot(tkc_tensor *t, const char *path);
+/* Writes kernel kernel_index (0 .. tkc_kernel_count(t) - 1, in schedule order) of t's schedule,
+ * lowered to UOps for the ctx's device as a realize would build it, as a Graphviz dot file: a node per
+ * UOp (number, op, dtype, arg), an edge from each source to its user. Nothing is compiled or run.
+ * TKC_EINVAL for a NULL t or path or an index out of range; TKC_ERUNTIME when path cannot be written. */
+TKC_API tkc_status tkc_kernel_uops_dot(tkc_tensor *t, int kernel_index, const char *path);
 
 #ifdef __cplusplus
 }

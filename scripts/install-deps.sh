@@ -27,7 +27,8 @@ PACKAGES=(
   libffi-dev
   python3
   llvm-16-dev
-  python3-pip            # for the PyPI wgpu package below
+  python3-pip            # for the PyPI wgpu package below (and numpy/pytest when python3 lacks them)
+  python3-venv           # the python_pip_install test makes a venv
   mesa-vulkan-drivers    # lavapipe: the Vulkan driver WEBGPU runs on without a GPU
 )
 
@@ -80,12 +81,22 @@ install_wgpu() {
     die "pip install $WGPU_PIP failed (no network?); set TKC_NO_DEPS=1 to build without the WEBGPU device"
 }
 
+# numpy (needed by the Python package, bindings/python) and pytest (its tests, ctest python_package),
+# with pip unless python3 imports both already.
+install_py_test_deps() {
+  python3 -c 'import pytest, numpy' >/dev/null 2>&1 && return 0
+  say "installing numpy and pytest (pip; for bindings/python and its tests)"
+  python3 -m pip install --quiet --disable-pip-version-check numpy pytest >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy pytest >/dev/null ||
+    die "pip install numpy pytest failed (no network?); set TKC_NO_DEPS=1 to skip it"
+}
+
 # --- Debian/Ubuntu ------------------------------------------------------------------------
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
-((${#missing[@]})) || { install_wgpu; exit 0; }
+((${#missing[@]})) || { install_wgpu; install_py_test_deps; exit 0; }
 
 SUDO=()
 if [[ "$(id -u)" -ne 0 ]]; then
@@ -115,3 +126,4 @@ if ((${#still[@]})); then
 fi
 
 install_wgpu
+install_py_test_deps

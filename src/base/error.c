@@ -1,4 +1,5 @@
 /* Thread-local error state, status strings, version. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,12 +57,15 @@ const char *tkc_version(void) { return STR(TKC_VERSION_MAJOR) "." STR(TKC_VERSIO
 void tkc_free(void *p) { free(p); }
 
 int tkc_debug_level(void) {
-  static int level = -1; /* benign race: every thread computes the same value */
-  if (level < 0) {
+  static _Atomic int level = -1; /* read once; threads racing here store the same value */
+  int v = atomic_load_explicit(&level, memory_order_relaxed);
+  if (v < 0) {
     const char *e = getenv("TKC_DEBUG");
-    level = e ? atoi(e) : 0;
+    v = e ? atoi(e) : 0;
+    if (v < 0) v = 0;
+    atomic_store_explicit(&level, v, memory_order_relaxed);
   }
-  return level;
+  return v;
 }
 
 static void sbuf_grow(tkc_sbuf *b, size_t need) {

@@ -169,7 +169,7 @@ static void time_one(search *S, cand *c, double best) {
   c->t = INFINITY;
   for (int rep = 0; c->p && rep < 3; rep++) {
     double t0 = tkc_now_s();
-    if (tkc_program_launch(c->p, S->bufs, S->nbufs, NULL, 0)) {
+    if (tkc_program_launch_quiet(c->p, S->bufs, S->nbufs, NULL, 0)) {
       c->t = INFINITY;
       break;
     }
@@ -211,7 +211,7 @@ static void drop(cand *c, int n) {
 static void *output_of(search *S, tkc_program *p) {
   size_t nb = tkc_buffer_nbytes(S->bufs[0]);
   void *out = malloc(nb ? nb : 1);
-  if (out && (tkc_program_launch(p, S->bufs, S->nbufs, NULL, 0) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
+  if (out && (tkc_program_launch_quiet(p, S->bufs, S->nbufs, NULL, 0) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
     free(out);
     out = NULL;
   }

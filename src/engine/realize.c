@@ -5,11 +5,15 @@
  *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
  *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)
  *   late rules    a*b+c -> MULACC                                                     (codegen/devectorizer.c)
- * then tkc_program_new linearizes, renders and compiles   [4: source, 5: uops]; the launch [1].
+ * then tkc_program_prepare linearizes and renders, the compile pool compiles [1: a line per kernel
+ * built, 4: its source, 5: its linearized uops, once per build] and the launch runs it [1: a line;
+ * 2: tinygrad's line: launch number, name, memory in use, time and total time, GFLOPS, GB/s].
+ * Kernel names are unique per distinct kernel (the second r_2_4 is r_2_4n1, as tinygrad names them).
  * TKC_DEBUG >= 6 also prints the AST going in and the lowered kernel coming out. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 #include "graph/graph.h"
@@ -38,6 +42,72 @@ static void base_name(const tkc_uop *ast, char *buf, size_t n) {
   for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
 }
 
+/* ---------------------------------------------------------------- kernel names
+ * As tinygrad's Kernel.kernel_cnt: the second distinct kernel (by kernel key: device, opts, AST)
+ * with a name gets "n1" appended, the third "n2", ... for the rest of the process, so that every
+ * name in TKC_DEBUG output, in the rendered source and in the schedule's dot names one program. */
+
+typedef struct kname {
+  struct kname *next;
+  char *base;
+  uint64_t *keys; /* hashes of the kernel keys seen with this name, in order */
+  size_t n, cap;
+} kname;
+
+static kname *knames;
+static mtx_t kname_lock;
+static once_flag kname_once = ONCE_FLAG_INIT;
+static void kname_init(void) { mtx_init(&kname_lock, mtx_plain); }
+
+static uint64_t key_hash(const char *s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+  return h;
+}
+
+/* The number of the kernel key among the distinct kernels named base (0 for the first; 0 also
+ * when out of memory: the name is then not made unique) */
+static size_t name_number(const char *base, const char *key) {
+  call_once(&kname_once, kname_init);
+  uint64_t h = key_hash(key);
+  size_t num = 0;
+  mtx_lock(&kname_lock);
+  kname *e = knames;
+  while (e && strcmp(e->base, base)) e = e->next;
+  if (!e) { /* the first kernel with this name */
+    e = calloc(1, sizeof *e);
+    if (e && !(e->base = strdup(base))) {
+      free(e);
+      e = NULL;
+    }
+    if (e) {
+      e->next = knames;
+      knames = e;
+    }
+  }
+  if (e) {
+    size_t i = 0;
+    while (i < e->n && e->keys[i] != h) i++;
+    if (i == e->n) {
+      if (e->n == e->cap) {
+        size_t cap = e->cap ? 2 * e->cap : 4;
+        uint64_t *k = realloc(e->keys, cap * sizeof *k);
+        if (k) { e->keys = k; e->cap = cap; }
+      }
+      if (e->n < e->cap) e->keys[e->n++] = h;
+      else i = 0;
+    }
+    num = i;
+  }
+  mtx_unlock(&kname_lock);
+  return num;
+}
+
+static void unique_name(char *name, size_t n, const char *key) {
+  size_t num = name_number(name, key), len = strlen(name);
+  if (num && len < n) snprintf(name + len, n - len, "n%zu", num);
+}
+
 static void dump(const char *stage, const char *name, const tkc_uop *u) {
   char *text = tkc_uop_str(u);
   fprintf(stderr, "tkc: %s: %s\n%s", name, stage, text ? text : "(out of memory)\n");
@@ -48,34 +118,44 @@ tkc_uop *tkc_engine_kernel_ast(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r
   return tkc_wants_transcendental_rules(r) ? tkc_graph_rewrite(g, ast, tkc_transcendental_rules(), NULL) : ast;
 }
 
-/* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name. */
-static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, char *name, size_t nname) {
-  tkc_kshape ks;
-  if (!(ast = tkc_engine_kernel_ast(g, ast, r))) return NULL;
-  if (tkc_kshape_init(&ks, ast)) return NULL;
+/* The first stages of a kernel: the AST after the transcendental rules (*ast), its opts (ks) and
+ * its name (made unique by key when key is given). -1 with the error. */
+static int plan_kernel(tkc_graph *g, tkc_uop **ast, const tkc_renderer *r, const given_opts *given, const char *key, tkc_kshape *ks, char *name, size_t nname) {
+  if (!(*ast = tkc_engine_kernel_ast(g, *ast, r))) return -1;
+  if (tkc_kshape_init(ks, *ast)) return -1;
   if (given) {
     for (int i = 0; i < given->n; i++)
-      if (tkc_kshape_apply(&ks, given->opts[i], r)) return NULL;
+      if (tkc_kshape_apply(ks, given->opts[i], r)) return -1;
   } else if (!noopt()) {
-    tkc_heuristics(&ks, ast, r);
+    tkc_heuristics(ks, *ast, r);
   }
-  base_name(ast, name, nname);
-  tkc_kshape_name(&ks, name, nname);
-  if (tkc_debug_level() >= 3) {
+  base_name(*ast, name, nname);
+  tkc_kshape_name(ks, name, nname);
+  if (key) unique_name(name, nname, key);
+  return 0;
+}
+
+/* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name (unique
+ * by key when given). report: TKC_DEBUG output (not for beam search's candidates). */
+static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, const char *key, bool report, char *name,
+                             size_t nname) {
+  tkc_kshape ks;
+  if (plan_kernel(g, &ast, r, given, key, &ks, name, nname)) return NULL;
+  if (report && tkc_debug_level() >= 3) {
     char o[256];
     tkc_kshape_opts_str(&ks, o, sizeof o);
     fprintf(stderr, "tkc: %s opts %s\n", name, o);
   }
-  if (tkc_debug_level() >= 6) dump("AST (after the transcendental rules)", name, ast);
+  if (report && tkc_debug_level() >= 6) dump("AST (after the transcendental rules)", name, ast);
   tkc_uop *k = tkc_lower_opts(g, ast, &ks, r);
   if (k) k = tkc_graph_rewrite(g, k, tkc_late_rules(), NULL);
-  if (k && tkc_debug_level() >= 6) dump("lowered kernel (after the late rules)", name, k);
+  if (k && report && tkc_debug_level() >= 6) dump("lowered kernel (after the late rules)", name, k);
   return k;
 }
 
 tkc_uop *tkc_engine_build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const tkc_opt *opts, int nopts, char *name, size_t n) {
   given_opts given = {opts, nopts};
-  return build_kernel(g, ast, r, &given, name, n);
+  return build_kernel(g, ast, r, &given, NULL, false, name, n);
 }
 
 /* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
@@ -122,6 +202,7 @@ static void compiled(void *user, int job, double seconds) {
   r->done++;
   const char *name = tkc_program_name(b->p);
   if (tkc_debug_level() >= 1) fprintf(stderr, "tkc: built %d/%d %s in %.3f s\n", r->done, r->total, name, t);
+  tkc_program_debug_built(b->p); /* TKC_DEBUG >= 4: its source, once per kernel built */
   if (r->ctx->progress) r->ctx->progress(&(tkc_progress){"compile", name, r->done, r->total, t}, r->ctx->progress_user);
 }
 
@@ -193,7 +274,7 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
     given_opts searched = {bo, 0};
     if (!g && width && beam_opts(s, it, b[i].key, width, ++nsearched, nmiss, bo, &searched.n)) g = &searched;
     char name[160];
-    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(ctx->dev), g, name, sizeof name);
+    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(ctx->dev), g, b[i].key, true, name, sizeof name);
     if (!(b[i].p = k ? tkc_program_prepare(ctx->dev, s->g, k, name) : NULL)) {
       st = tkc_last_status();
       break;
@@ -213,6 +294,50 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
   free(item);
   free(jobs);
   return st;
+}
+
+/* ---------------------------------------------------------------- the schedule without running it
+ * (tkc_schedule_dot, tkc_kernel_uops_dot): each item's kernel as realize would build it */
+
+/* item i's kernel key (malloc'ed) and the opts a beam search stored for it (*given when found) */
+static char *item_key(tkc_schedule *s, size_t i, tkc_opt *bo, given_opts *searched, const given_opts **given) {
+  tkc_ctx *ctx = s->items[i].out->ctx;
+  int width = tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0;
+  char *key = kernel_key(ctx->dev, s->items[i].ast, NULL, width);
+  if (!key) return tkc_err_null(TKC_ENOMEM, "out of memory building a kernel key");
+  *given = NULL;
+  searched->opts = bo;
+  if (width && tkc_beam_load(key, bo, &searched->n)) *given = searched;
+  return key;
+}
+
+tkc_status tkc_engine_kernel_label(tkc_schedule *s, size_t i, char *name, size_t nname, char *opts, size_t nopts) {
+  if (i >= s->n) return tkc_err(TKC_EINVAL, "kernel %zu of %zu", i, s->n);
+  tkc_sched_item *it = &s->items[i];
+  tkc_opt bo[TKC_MAX_OPTS];
+  given_opts searched;
+  const given_opts *given;
+  char *key = item_key(s, i, bo, &searched, &given);
+  if (!key) return tkc_last_status();
+  tkc_kshape ks;
+  tkc_uop *ast = it->ast;
+  int bad = plan_kernel(s->g, &ast, tkc_device_renderer(it->out->ctx->dev), given, key, &ks, name, nname);
+  free(key);
+  if (bad) return tkc_last_status();
+  tkc_kshape_opts_str(&ks, opts, nopts);
+  return TKC_OK;
+}
+
+tkc_uop *tkc_engine_kernel_uops(tkc_schedule *s, size_t i, char *name, size_t nname) {
+  if (i >= s->n) return tkc_err_null(TKC_EINVAL, "kernel %zu of %zu", i, s->n);
+  tkc_opt bo[TKC_MAX_OPTS];
+  given_opts searched;
+  const given_opts *given;
+  char *key = item_key(s, i, bo, &searched, &given);
+  if (!key) return NULL;
+  tkc_uop *k = build_kernel(s->g, s->items[i].ast, tkc_device_renderer(s->items[i].out->ctx->dev), given, key, false, name, nname);
+  free(key);
+  return k;
 }
 
 static void release_all(tkc_schedule *s, built *b) {
@@ -282,10 +407,18 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
   }
   tkc_sbuf out = {0};
   int failed = 0;
+  char (*seen)[160] = calloc(s.n + 1, sizeof *seen); /* the names so far, before their suffix */
+  if (!seen) {
+    tkc_err(TKC_ENOMEM, "out of memory rendering kernels");
+    failed = 1;
+  }
   for (size_t i = 0; i < s.n && !failed; i++) {
     char name[160];
-    tkc_uop *k = build_kernel(s.g, s.items[i].ast, r, NULL, name, sizeof name);
-    if (strstr(out.s ? out.s : "", name)) snprintf(name + strlen(name), sizeof name - strlen(name), "n%zu", i); /* unique */
+    tkc_uop *k = build_kernel(s.g, s.items[i].ast, r, NULL, NULL, true, name, sizeof name);
+    size_t dup = 0; /* unique as a realize names them: the second r_2_4 is r_2_4n1 */
+    for (size_t j = 0; j < i; j++) dup += !strcmp(seen[j], name);
+    snprintf(seen[i], sizeof seen[i], "%s", name);
+    if (dup) snprintf(name + strlen(name), sizeof name - strlen(name), "n%zu", dup);
     char *src = k ? tkc_codegen_source(k, r, name) : NULL;
     if (!src) failed = 1;
     else {
@@ -294,6 +427,7 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
       free(src);
     }
   }
+  free(seen);
   tkc_schedule_free(&s);
   if (failed) {
     free(out.s);

@@ -28,20 +28,25 @@ static tkc_tensor *mul_sum(tkc_tensor *a, tkc_tensor *b, int naxes, const int *a
 tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   if (tkc_check(a) || tkc_check(b)) return NULL;
   const tkc_lazy *x = a->node, *y = b->node;
-  if (!x->ndim || !y->ndim) return tkc_err_null(TKC_ESHAPE, "matmul needs at least 1-D operands");
+  if (!x->ndim || !y->ndim) return tkc_err_null(TKC_ESHAPE, "matmul: %s @ %s: matmul needs at least 1-d operands", TKC_NODE_SHAPE(x), TKC_NODE_SHAPE(y));
+  if (a->ctx != b->ctx) return tkc_err_null(TKC_EINVAL, "matmul: the tensors belong to different ctxs");
   int an = x->ndim == 1 ? 2 : x->ndim, bn = y->ndim == 1 ? 2 : y->ndim;
   int64_t as[TKC_MAX_DIMS], bs[TKC_MAX_DIMS];
   if (x->ndim == 1) { as[0] = 1; as[1] = x->shape[0]; } else memcpy(as, x->shape, sizeof(int64_t) * (size_t)an);
   if (y->ndim == 1) { bs[0] = y->shape[0]; bs[1] = 1; } else memcpy(bs, y->shape, sizeof(int64_t) * (size_t)bn);
   int64_t m = as[an - 2], k = as[an - 1], k2 = bs[bn - 2], n = bs[bn - 1];
-  if (k != k2) return tkc_err_null(TKC_ESHAPE, "matmul: inner dims %lld and %lld differ", (long long)k, (long long)k2);
+  if (k != k2) return tkc_err_null(TKC_ESHAPE, "matmul: %s @ %s: inner dims %lld and %lld differ", TKC_NODE_SHAPE(x), TKC_NODE_SHAPE(y), (long long)k, (long long)k2);
   int nb = (an > bn ? an : bn) - 2; /* broadcast batch dims */
-  if (nb + 3 > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "matmul: too many batch dims");
+  if (nb + 3 > TKC_MAX_DIMS)
+    return tkc_err_null(TKC_ESHAPE, "matmul: %s @ %s: %d batch dims is too many (at most %d)", TKC_NODE_SHAPE(x), TKC_NODE_SHAPE(y), nb, TKC_MAX_DIMS - 3);
   int64_t xs[TKC_MAX_DIMS], ys[TKC_MAX_DIMS], out[TKC_MAX_DIMS];
   for (int i = 0; i < nb; i++) {
     int ia = i - (nb - (an - 2)), ib = i - (nb - (bn - 2));
     xs[i] = ia >= 0 ? as[ia] : 1;
     ys[i] = ib >= 0 ? bs[ib] : 1;
+    if (xs[i] != ys[i] && xs[i] != 1 && ys[i] != 1)
+      return tkc_err_null(TKC_ESHAPE, "matmul: %s @ %s: batch dims %s and %s do not broadcast (dim %d: %lld vs %lld)", TKC_NODE_SHAPE(x), TKC_NODE_SHAPE(y),
+                          TKC_SHAPE_STR(an - 2, as), TKC_SHAPE_STR(bn - 2, bs), i, (long long)xs[i], (long long)ys[i]);
   }
   /* x: (..., M, 1, K)   y: (..., 1, N, K) read through a transpose of b's last two dims */
   xs[nb] = m; xs[nb + 1] = 1; xs[nb + 2] = k;
@@ -68,8 +73,15 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   return r;
 }
 
+/* -1 with the error (naming what) when axis is not an axis of a */
+static int check_axis(const char *what, const tkc_tensor *a, int axis) {
+  int n = a->node->ndim;
+  if (axis >= -n && axis < n) return 0;
+  return tkc_err(TKC_EINVAL, "%s: axis %d out of range for a %d-d tensor of shape %s", what, axis, n, TKC_NODE_SHAPE(a->node)), -1;
+}
+
 tkc_tensor *tkc_softmax(tkc_tensor *a, int axis) {
-  if (tkc_check(a)) return NULL;
+  if (tkc_check(a) || check_axis("softmax", a, axis)) return NULL;
   tkc_tensor *t[4] = {0};
   t[0] = tkc_max(a, 1, &axis, 1);
   t[1] = t[0] ? tkc_sub(a, t[0]) : NULL;
@@ -81,7 +93,7 @@ tkc_tensor *tkc_softmax(tkc_tensor *a, int axis) {
 }
 
 tkc_tensor *tkc_log_softmax(tkc_tensor *a, int axis) {
-  if (tkc_check(a)) return NULL;
+  if (tkc_check(a) || check_axis("log_softmax", a, axis)) return NULL;
   tkc_tensor *t[5] = {0};
   t[0] = tkc_max(a, 1, &axis, 1);
   t[1] = t[0] ? tkc_sub(a, t[0]) : NULL;
@@ -108,14 +120,15 @@ static tkc_tensor *windows(tkc_tensor *x, int64_t kh, int64_t kw, int64_t stride
 tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int stride, int padding) {
   if (tkc_check(x) || tkc_check(w) || (bias && tkc_check(bias))) return NULL;
   const tkc_lazy *xn = x->node, *wn = w->node;
-  if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "conv2d needs x NCHW and w OIHW (4-D)");
-  if (stride < 1 || padding < 0) return tkc_err_null(TKC_EINVAL, "conv2d: stride must be >= 1 and padding >= 0");
+  if (xn->ndim != 4 || wn->ndim != 4)
+    return tkc_err_null(TKC_ESHAPE, "conv2d: x %s and w %s: conv2d needs x NCHW and w OIHW (4-d)", TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn));
+  if (stride < 1 || padding < 0) return tkc_err_null(TKC_EINVAL, "conv2d: stride (%d) must be >= 1 and padding (%d) >= 0", stride, padding);
   int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0], kh = wn->shape[2], kw = wn->shape[3];
-  if (wn->shape[1] != c) return tkc_err_null(TKC_ESHAPE, "conv2d: x has %lld channels, w expects %lld", (long long)c, (long long)wn->shape[1]);
+  if (wn->shape[1] != c) return tkc_err_null(TKC_ESHAPE, "conv2d: x %s has %lld channels, w %s expects %lld", TKC_NODE_SHAPE(xn), (long long)c, TKC_NODE_SHAPE(wn), (long long)wn->shape[1]);
   int64_t hp = xn->shape[2] + 2 * padding, wp = xn->shape[3] + 2 * padding;
-  if (kh < 1 || kw < 1 || kh > hp || kw > wp) return tkc_err_null(TKC_ESHAPE, "conv2d: the kernel is larger than the padded input");
-  if (bias && (bias->node->ndim != 1 || bias->node->shape[0] != o)) return tkc_err_null(TKC_ESHAPE, "conv2d: bias must have shape (%lld)", (long long)o);
-  if (bias && (bias->ctx != x->ctx)) return tkc_err_null(TKC_EINVAL, "tensors of different ctxs");
+  if (kh < 1 || kw < 1 || kh > hp || kw > wp) return tkc_err_null(TKC_ESHAPE, "conv2d: the kernel %lldx%lld is larger than the padded input %lldx%lld", (long long)kh, (long long)kw, (long long)hp, (long long)wp);
+  if (bias && (bias->node->ndim != 1 || bias->node->shape[0] != o)) return tkc_err_null(TKC_ESHAPE, "conv2d: bias %s must have shape (%lld,)", TKC_NODE_SHAPE(bias->node), (long long)o);
+  if (bias && (bias->ctx != x->ctx)) return tkc_err_null(TKC_EINVAL, "conv2d: the tensors belong to different ctxs");
   int64_t oh = (hp - kh) / stride + 1, ow = (wp - kw) / stride + 1;
   int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
   int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, bs[7] = {1, o, 1, 1, 1, 1, 1}, out[4] = {nb, o, oh, ow};

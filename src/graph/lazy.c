@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "graph/graph.h"
+#include "graph/tensor_internal.h"
 
 tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero) {
   tkc_rbuf *rb = malloc(sizeof *rb);
@@ -24,6 +24,8 @@ void tkc_rbuf_unref(tkc_rbuf *rb) {
 
 tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape) {
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "tensors have at most %d dims, not %d", TKC_MAX_DIMS, ndim);
+  /* a dtype the device cannot hold fails here, where the op is built, not when its kernel renders */
+  if (tkc_ctx_check_dtype(ctx, dt, NULL)) return NULL;
   tkc_lazy *n = calloc(1, sizeof *n);
   if (!n) return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
   n->refs = 1;

@@ -1,6 +1,7 @@
 /* Tensor ops of tkc.h: elementwise (broadcasting + tinygrad's promotion), reductions, movement.
  * Each validates its inputs, then builds lazy nodes; nothing runs here. */
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "graph/tensor_internal.h"
@@ -63,12 +64,14 @@ static tkc_lazy *negate(tkc_lazy *a) {
 
 /* ---------------------------------------------------------------- broadcasting */
 
-static tkc_status broadcast_shape(const tkc_lazy *a, const tkc_lazy *b, int *ndim, int64_t *shape) {
+static tkc_status broadcast_shape(const char *what, const tkc_lazy *a, const tkc_lazy *b, int *ndim, int64_t *shape) {
   int n = a->ndim > b->ndim ? a->ndim : b->ndim;
   for (int i = 0; i < n; i++) {
     int ia = i - (n - a->ndim), ib = i - (n - b->ndim);
     int64_t x = ia >= 0 ? a->shape[ia] : 1, y = ib >= 0 ? b->shape[ib] : 1;
-    if (x != y && x != 1 && y != 1) return tkc_err(TKC_ESHAPE, "shapes do not broadcast: dim %d is %lld vs %lld", i, (long long)x, (long long)y);
+    if (x != y && x != 1 && y != 1)
+      return tkc_err(TKC_ESHAPE, "%s: shapes %s and %s do not broadcast (dim %d: %lld vs %lld)", what, TKC_NODE_SHAPE(a), TKC_NODE_SHAPE(b), i, (long long)x,
+                     (long long)y);
     shape[i] = x == 1 ? y : x;
   }
   *ndim = n;
@@ -76,16 +79,17 @@ static tkc_status broadcast_shape(const tkc_lazy *a, const tkc_lazy *b, int *ndi
 }
 
 /* the operands of a binary op, broadcast to one shape and cast to one dtype */
-static int operands(tkc_tensor *a, tkc_tensor *b, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
+static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
   if (tkc_check(a) || tkc_check(b)) return -1;
   if (a->ctx != b->ctx) {
-    tkc_err(TKC_EINVAL, "tensors of different ctxs");
+    tkc_err(TKC_EINVAL, "%s: the tensors belong to different ctxs", what);
     return -1;
   }
   int ndim;
   int64_t shape[TKC_MAX_DIMS];
-  if (broadcast_shape(a->node, b->node, &ndim, shape)) return -1;
+  if (broadcast_shape(what, a->node, b->node, &ndim, shape)) return -1;
   *dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
+  if (tkc_ctx_check_dtype(a->ctx, *dt, what)) return -1; /* int32 and uint32 meet in int64 */
   tkc_lazy *xa = tkc_lz_broadcast(a->node, ndim, shape), *xb = xa ? tkc_lz_broadcast(b->node, ndim, shape) : NULL;
   *x = take_cast(xa, *dt);
   *y = take_cast(xb, *dt);
@@ -111,7 +115,7 @@ typedef tkc_lazy *(*binary_fn)(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt);
 static tkc_tensor *binary(tkc_tensor *a, tkc_tensor *b, int rule, int to_float, const char *what, binary_fn fn) {
   tkc_dtype dt;
   tkc_lazy *x, *y;
-  if (operands(a, b, &dt, &x, &y)) return NULL;
+  if (operands(what, a, b, &dt, &x, &y)) return NULL;
   tkc_lazy *r = NULL;
   if (to_float && !tkc_dtype_is_float(dt)) {
     dt = float_of(dt);
@@ -180,14 +184,15 @@ tkc_tensor *tkc_shr(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0,
 
 tkc_tensor *tkc_where(tkc_tensor *cond, tkc_tensor *a, tkc_tensor *b) {
   if (tkc_check(cond) || tkc_check(a) || tkc_check(b)) return NULL;
-  if (cond->ctx != a->ctx || a->ctx != b->ctx) return tkc_err_null(TKC_EINVAL, "tensors of different ctxs");
+  if (cond->ctx != a->ctx || a->ctx != b->ctx) return tkc_err_null(TKC_EINVAL, "where: the tensors belong to different ctxs");
   int n1, n;
   int64_t s1[TKC_MAX_DIMS], shape[TKC_MAX_DIMS];
-  if (broadcast_shape(a->node, b->node, &n1, s1)) return NULL;
+  if (broadcast_shape("where", a->node, b->node, &n1, s1)) return NULL;
   tkc_lazy tmp = {.ndim = n1};
   memcpy(tmp.shape, s1, sizeof s1);
-  if (broadcast_shape(cond->node, &tmp, &n, shape)) return NULL;
+  if (broadcast_shape("where", cond->node, &tmp, &n, shape)) return NULL;
   tkc_dtype dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
+  if (tkc_ctx_check_dtype(a->ctx, dt, "where")) return NULL;
   tkc_lazy *c = take_cast(tkc_lz_broadcast(cond->node, n, shape), TKC_BOOL);
   tkc_lazy *x = take_cast(tkc_lz_broadcast(a->node, n, shape), dt);
   tkc_lazy *y = take_cast(tkc_lz_broadcast(b->node, n, shape), dt);
@@ -249,17 +254,26 @@ tkc_tensor *tkc_tanh(tkc_tensor *a) { return unary(a, 1, u_tanh); }
 tkc_tensor *tkc_sigmoid(tkc_tensor *a) { return unary(a, 1, u_sigmoid); }
 tkc_tensor *tkc_relu(tkc_tensor *a) { return unary(a, 0, u_relu); }
 
+/* "cast: 99 is not a dtype (bool, ...)" */
+static tkc_tensor *bad_dtype(const char *what, tkc_dtype dt) {
+  if (dt == TKC_VOID) return tkc_err_null(TKC_EDTYPE, "%s: void is not a tensor dtype (%s)", what, tkc_dtype_list());
+  return tkc_err_null(TKC_EDTYPE, "%s: %d is not a dtype (%s)", what, (int)dt, tkc_dtype_list());
+}
+
 tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "cast to dtype %d", (int)dt);
+  if ((unsigned)dt >= TKC_VOID) return bad_dtype("cast", dt);
+  if (tkc_ctx_check_dtype(a->ctx, dt, "cast")) return NULL;
   return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 0));
 }
 
 tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "bitcast to dtype %d", (int)dt);
+  if ((unsigned)dt >= TKC_VOID) return bad_dtype("bitcast", dt);
   if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype))
-    return tkc_err_null(TKC_EDTYPE, "bitcast %s -> %s needs two dtypes of one size", tkc_dtype_name(a->node->dtype), tkc_dtype_name(dt));
+    return tkc_err_null(TKC_EDTYPE, "bitcast: %s (%zu bytes) -> %s (%zu bytes) needs two dtypes of one size", tkc_dtype_name(a->node->dtype),
+                        tkc_dtype_size(a->node->dtype), tkc_dtype_name(dt), tkc_dtype_size(dt));
+  if (tkc_ctx_check_dtype(a->ctx, dt, "bitcast")) return NULL;
   /* bool is one byte holding 0 or 1: bool -> (u)int8 is that byte, (u)int8 -> bool reads a nonzero
    * byte as true (stored as 1, so a bool never holds another byte) -- both are value casts */
   bool with_bool = dt == TKC_BOOL || a->node->dtype == TKC_BOOL;
@@ -268,7 +282,7 @@ tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
 
 /* ---------------------------------------------------------------- reductions */
 
-static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) { return tkc_axes_mask(a, naxes, axes, mask); }
+static int axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *axes, int *mask) { return tkc_axes_mask(what, a, naxes, axes, mask); }
 
 /* tinygrad's split_reduceop: a reduce of 32768+ elements into few outputs becomes two kernels —
  * first over (rest of one reduced axis + the other reduced axes) with `divisor` partial results per
@@ -351,7 +365,7 @@ static tkc_lazy *sum_node(tkc_lazy *x, const int *mask, int keepdim, tkc_dtype r
 
 tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("sum", a->node, naxes, axes, mask)) return NULL;
   tkc_dtype dt = a->node->dtype;
   tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? dt : sum_acc(dt);
   return tkc_wrap(a->ctx, sum_node(a->node, mask, keepdim, out));
@@ -359,7 +373,7 @@ tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 
 tkc_tensor *tkc_max(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("max", a->node, naxes, axes, mask)) return NULL;
   return tkc_wrap(a->ctx, reduce_keep(a->node, TKC_OP_MAX, mask, keepdim));
 }
 
@@ -371,7 +385,7 @@ static tkc_lazy *invert(tkc_lazy *x) {
 
 tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("min", a->node, naxes, axes, mask)) return NULL;
   int is_float = tkc_dtype_is_float(a->node->dtype);
   tkc_lazy *flipped = is_float ? negate(a->node) : invert(a->node);
   tkc_lazy *m = flipped ? reduce_keep(flipped, TKC_OP_MAX, mask, keepdim) : NULL;
@@ -383,7 +397,7 @@ tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 
 tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("mean", a->node, naxes, axes, mask)) return NULL;
   tkc_lazy *x = a->node;
   int64_t count = 1;
   for (int i = 0; i < x->ndim; i++)
@@ -401,23 +415,27 @@ tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (tkc_check(a)) return NULL;
   if (ndim && !shape) return tkc_err_null(TKC_EINVAL, "reshape: NULL shape");
-  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "reshape to %d dims", ndim);
+  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "reshape: %d dims (tensors have 0..%d)", ndim, TKC_MAX_DIMS);
   int64_t s[TKC_MAX_DIMS], known = 1, total = tkc_shape_numel(a->node->ndim, a->node->shape);
   int infer = -1;
   for (int i = 0; i < ndim; i++) {
     s[i] = shape[i];
     if (s[i] == -1) {
-      if (infer >= 0) return tkc_err_null(TKC_ESHAPE, "reshape: more than one -1");
+      if (infer >= 0) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: more than one -1", TKC_NODE_SHAPE(a->node), TKC_SHAPE_STR(ndim, shape));
       infer = i;
-    } else if (s[i] < 0) return tkc_err_null(TKC_ESHAPE, "reshape: dim %d is %lld", i, (long long)s[i]);
+    } else if (s[i] < 0) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: dim %d is %lld", TKC_NODE_SHAPE(a->node), TKC_SHAPE_STR(ndim, shape), i, (long long)s[i]);
     else known *= s[i];
   }
   if (infer >= 0) {
-    if (known == 0 || total % known) return tkc_err_null(TKC_ESHAPE, "reshape: cannot infer the -1 dim");
+    if (known == 0 || total % known)
+      return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: cannot infer the -1 dim (%lld elements are not a multiple of %lld)", TKC_NODE_SHAPE(a->node),
+                          TKC_SHAPE_STR(ndim, shape), (long long)total, (long long)known);
     s[infer] = total / known;
     known *= s[infer];
   }
-  if (known != total) return tkc_err_null(TKC_ESHAPE, "reshape: %lld elements into %lld", (long long)total, (long long)known);
+  if (known != total)
+    return tkc_err_null(TKC_ESHAPE, "reshape: %s (%lld elements) -> %s (%lld elements): the element counts differ", TKC_NODE_SHAPE(a->node), (long long)total,
+                        TKC_SHAPE_STR(ndim, shape), (long long)known);
   return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_RESHAPE, NULL, 0, ndim, s));
 }
 
@@ -428,7 +446,15 @@ tkc_tensor *tkc_permute(tkc_tensor *a, const int *order) {
   int64_t shape[TKC_MAX_DIMS], arg[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
     int o = order[i] < 0 ? order[i] + n : order[i];
-    if (o < 0 || o >= n || seen[o]) return tkc_err_null(TKC_EINVAL, "permute: the order is not a permutation of %d axes", n);
+    if (o < 0 || o >= n || seen[o]) {
+      char ord[TKC_MAX_DIMS * 12 + 4];
+      size_t k = 0;
+      for (int j = 0; j < n && k < sizeof ord; j++) k += (size_t)snprintf(ord + k, sizeof ord - k, j ? ",%d" : "(%d", order[j]);
+      if (k < sizeof ord) snprintf(ord + k, sizeof ord - k, n == 1 ? ",)" : ")");
+      if (o < 0 || o >= n)
+        return tkc_err_null(TKC_EINVAL, "permute: order %s of a %d-d tensor of shape %s: axis %d out of range", ord, n, TKC_NODE_SHAPE(a->node), order[i]);
+      return tkc_err_null(TKC_EINVAL, "permute: order %s of a %d-d tensor of shape %s: axis %d given twice", ord, n, TKC_NODE_SHAPE(a->node), order[i]);
+    }
     seen[o] = 1;
     arg[i] = o;
     shape[i] = a->node->shape[o];
@@ -438,10 +464,11 @@ tkc_tensor *tkc_permute(tkc_tensor *a, const int *order) {
 
 tkc_tensor *tkc_transpose(tkc_tensor *a, int ax0, int ax1) {
   if (tkc_check(a)) return NULL;
-  int n = a->node->ndim, order[TKC_MAX_DIMS];
+  int n = a->node->ndim, order[TKC_MAX_DIMS], given0 = ax0, given1 = ax1;
   if (ax0 < 0) ax0 += n;
   if (ax1 < 0) ax1 += n;
-  if (ax0 < 0 || ax0 >= n || ax1 < 0 || ax1 >= n) return tkc_err_null(TKC_EINVAL, "transpose: axes out of range for %d dims", n);
+  if (ax0 < 0 || ax0 >= n || ax1 < 0 || ax1 >= n)
+    return tkc_err_null(TKC_EINVAL, "transpose: axis %d out of range for a %d-d tensor of shape %s", ax0 < 0 || ax0 >= n ? given0 : given1, n, TKC_NODE_SHAPE(a->node));
   for (int i = 0; i < n; i++) order[i] = i;
   order[ax0] = ax1;
   order[ax1] = ax0;
@@ -452,13 +479,16 @@ tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (tkc_check(a)) return NULL;
   tkc_lazy *x = a->node;
   if (ndim && !shape) return tkc_err_null(TKC_EINVAL, "expand: NULL shape");
-  if (ndim < x->ndim || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "expand to %d dims from %d", ndim, x->ndim);
+  if (ndim < x->ndim || ndim > TKC_MAX_DIMS)
+    return tkc_err_null(TKC_ESHAPE, "expand: %s to %d dims: %s", TKC_NODE_SHAPE(x), ndim, ndim < x->ndim ? "fewer dims than the tensor has" : "too many dims");
   int64_t s[TKC_MAX_DIMS];
   for (int i = 0; i < ndim; i++) {
     int j = i - (ndim - x->ndim);
     int64_t have = j >= 0 ? x->shape[j] : 1;
     s[i] = shape[i] == -1 ? have : shape[i];
-    if (s[i] < 0 || (have != 1 && have != s[i])) return tkc_err_null(TKC_ESHAPE, "expand: dim %d of size %lld cannot become %lld", i, (long long)have, (long long)shape[i]);
+    if (s[i] < 0 || (have != 1 && have != s[i]))
+      return tkc_err_null(TKC_ESHAPE, "expand: %s -> %s: dim %d of size %lld cannot become %lld", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape), i, (long long)have,
+                          (long long)shape[i]);
   }
   return tkc_wrap(a->ctx, tkc_lz_broadcast(x, ndim, s));
 }
@@ -470,7 +500,8 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   if (n && !pads) return tkc_err_null(TKC_EINVAL, "pad: NULL pads");
   int64_t shape[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
-    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0) return tkc_err_null(TKC_EINVAL, "pad: negative padding on axis %d", i);
+    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
+      return tkc_err_null(TKC_EINVAL, "pad: %s: negative padding (%lld, %lld) on axis %d", TKC_NODE_SHAPE(x), (long long)pads[2 * i], (long long)pads[2 * i + 1], i);
     shape[i] = x->shape[i] + pads[2 * i] + pads[2 * i + 1];
   }
   tkc_lazy *p = tkc_lz_move(x, TKC_OP_PAD, pads, 2 * n, n, shape);
@@ -491,7 +522,8 @@ tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
   int64_t shape[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
     int64_t b = ranges[2 * i], e = ranges[2 * i + 1];
-    if (b < 0 || e < b || e > x->shape[i]) return tkc_err_null(TKC_ESHAPE, "shrink: [%lld, %lld) is outside axis %d of size %lld", (long long)b, (long long)e, i, (long long)x->shape[i]);
+    if (b < 0 || e < b || e > x->shape[i])
+      return tkc_err_null(TKC_ESHAPE, "shrink: %s: [%lld, %lld) is outside axis %d of size %lld", TKC_NODE_SHAPE(x), (long long)b, (long long)e, i, (long long)x->shape[i]);
     shape[i] = e - b;
   }
   return tkc_wrap(a->ctx, tkc_lz_move(x, TKC_OP_SHRINK, ranges, 2 * n, n, shape));
@@ -499,7 +531,7 @@ tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
 
 tkc_tensor *tkc_flip(tkc_tensor *a, int naxes, const int *axes) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("flip", a->node, naxes, axes, mask)) return NULL;
   int64_t arg[TKC_MAX_DIMS];
   for (int i = 0; i < a->node->ndim; i++) arg[i] = mask[i] && a->node->shape[i] > 1;
   return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_FLIP, arg, a->node->ndim, a->node->ndim, a->node->shape));

@@ -353,7 +353,7 @@ tkc_tensor *tkc_lerp(tkc_tensor *a, tkc_tensor *b, tkc_tensor *w) {
 
 /* ---------------------------------------------------------------- reductions */
 
-static int axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) { return tkc_axes_mask(a, naxes, axes, mask); }
+static int axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *axes, int *mask) { return tkc_axes_mask(what, a, naxes, axes, mask); }
 
 /* the product of the last axis, keeping it as size 1: pairwise halving, a kernel per 4 levels */
 static tkc_tensor *prod_last(tmps *s, tkc_tensor *x) {
@@ -369,7 +369,7 @@ static tkc_tensor *prod_last(tmps *s, tkc_tensor *x) {
 
 tkc_tensor *tkc_prod(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask("prod", a->node, naxes, axes, mask)) return NULL;
   const tkc_lazy *n = a->node;
   tmps s = {.n = 0};
   /* reduced axes last, flattened: (kept..., R) */
@@ -389,14 +389,14 @@ tkc_tensor *tkc_prod(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 }
 
 /* sum((x - mean)^2) / (n - correction) in the work dtype, keepdim */
-static tkc_tensor *var_(tmps *s, tkc_tensor *a, int naxes, const int *axes, double correction, tkc_dtype *out) {
+static tkc_tensor *var_(tmps *s, const char *what, tkc_tensor *a, int naxes, const int *axes, double correction, tkc_dtype *out) {
   int mask[TKC_MAX_DIMS];
-  if (tkc_check(a) || axes_mask(a->node, naxes, axes, mask)) return NULL;
+  if (tkc_check(a) || axes_mask(what, a->node, naxes, axes, mask)) return NULL;
   int64_t count = 1;
   for (int i = 0; i < a->node->ndim; i++)
     if (mask[i]) count *= a->node->shape[i];
   if (!(correction >= 0 && correction <= (double)count))
-    return tkc_err_null(TKC_EINVAL, "var/std: correction %g is not in [0, %lld] (the number of reduced elements)", correction, (long long)count);
+    return tkc_err_null(TKC_EINVAL, "%s: correction %g is not in [0, %lld] (the number of reduced elements)", what, correction, (long long)count);
   *out = float_of(dt_of(a));
   tkc_tensor *x = cast(s, a, work_of(*out));
   tkc_tensor *d = sub(s, x, K(s, tkc_mean(x, naxes, axes, 1)));
@@ -408,7 +408,7 @@ static tkc_tensor *var_(tmps *s, tkc_tensor *a, int naxes, const int *axes, doub
 static tkc_tensor *squeeze_reduced(tmps *s, tkc_tensor *r, tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   if (!r || keepdim) return r;
   int mask[TKC_MAX_DIMS];
-  axes_mask(a->node, naxes, axes, mask); /* checked before */
+  axes_mask("reduce", a->node, naxes, axes, mask); /* checked before */
   int64_t shape[TKC_MAX_DIMS];
   int n = 0;
   for (int i = 0; i < a->node->ndim; i++)
@@ -419,15 +419,21 @@ static tkc_tensor *squeeze_reduced(tmps *s, tkc_tensor *r, tkc_tensor *a, int na
 static tkc_tensor *var_std(tkc_tensor *a, int naxes, const int *axes, int keepdim, double correction, int root) {
   tmps s = {.n = 0};
   tkc_dtype out = TKC_VOID;
-  tkc_tensor *v = var_(&s, a, naxes, axes, correction, &out);
+  tkc_tensor *v = var_(&s, root ? "std" : "var", a, naxes, axes, correction, &out);
   if (root) v = sqrt_(&s, v);
   return done(&s, cast(&s, squeeze_reduced(&s, v, a, naxes, axes, keepdim), out));
 }
 tkc_tensor *tkc_var(tkc_tensor *a, int naxes, const int *axes, int keepdim, double correction) { return var_std(a, naxes, axes, keepdim, correction, 0); }
 tkc_tensor *tkc_std(tkc_tensor *a, int naxes, const int *axes, int keepdim, double correction) { return var_std(a, naxes, axes, keepdim, correction, 1); }
 
+/* the axes of a composite reduction checked up front, so that its error names it */
+static int check_axes(const char *what, tkc_tensor *a, int naxes, const int *axes) {
+  int mask[TKC_MAX_DIMS];
+  return tkc_check(a) || axes_mask(what, a->node, naxes, axes, mask);
+}
+
 tkc_tensor *tkc_logsumexp(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
-  if (tkc_check(a)) return NULL;
+  if (check_axes("logsumexp", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   tkc_dtype out = float_of(dt_of(a));
   tkc_tensor *x = cast(&s, a, work_of(out));
@@ -438,19 +444,20 @@ tkc_tensor *tkc_logsumexp(tkc_tensor *a, int naxes, const int *axes, int keepdim
 }
 
 tkc_tensor *tkc_any(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
-  if (tkc_check(a)) return NULL;
+  if (check_axes("any", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   return done(&s, K(&s, tkc_max(nec(&s, a, 0), naxes, axes, keepdim)));
 }
 tkc_tensor *tkc_all(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
-  if (tkc_check(a)) return NULL;
+  if (check_axes("all", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   return done(&s, K(&s, tkc_min(nec(&s, a, 0), naxes, axes, keepdim)));
 }
 
 tkc_tensor *tkc_sum_acc(tkc_tensor *a, int naxes, const int *axes, int keepdim, tkc_dtype acc) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)acc >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "sum_acc: accumulator dtype %d", (int)acc);
+  if ((unsigned)acc >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "sum_acc: the accumulator %s is not a tensor dtype (%s)", tkc_dtype_str(acc), tkc_dtype_list());
+  if (check_axes("sum_acc", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   return done(&s, cast(&s, K(&s, tkc_sum(cast(&s, a, acc), naxes, axes, keepdim)), acc));
 }
@@ -536,7 +543,9 @@ static tkc_tensor *scan(tkc_tensor *a, int axis, int kind) {
   if (tkc_check(a)) return NULL;
   const tkc_lazy *n = a->node;
   int nd = n->ndim, ax = axis < 0 ? axis + (nd ? nd : 1) : axis;
-  if (ax < 0 || ax >= (nd ? nd : 1)) return tkc_err_null(TKC_EINVAL, "axis %d out of range for %d dims", axis, nd);
+  if (ax < 0 || ax >= (nd ? nd : 1))
+    return tkc_err_null(TKC_EINVAL, "%s: axis %d out of range for a %d-d tensor of shape %s", (const char *[]){"cumsum", "cummax", "cumprod"}[kind], axis, nd,
+                        TKC_NODE_SHAPE(n));
   tkc_dtype dt = n->dtype, out = kind == SCAN_SUM ? sum_dtype(dt) : dt;
   if (!nd || n->shape[ax] <= 1 || tkc_numel(a) == 0) return tkc_cast(a, out);
   tmps s = {.n = 0};

@@ -34,7 +34,7 @@ static int check_in(const char *op, int nreq, tkc_tensor *a, tkc_tensor *b, tkc_
   for (int i = 1; i < 5; i++) {
     if (!ts[i]) continue;
     if (tkc_check(ts[i])) return -1;
-    if (ts[i]->ctx != a->ctx) return tkc_err(TKC_EINVAL, "%s: tensors of different ctxs", op), -1;
+    if (ts[i]->ctx != a->ctx) return tkc_err(TKC_EINVAL, "%s: the tensors belong to different ctxs", op), -1;
   }
   return 0;
 }
@@ -62,7 +62,7 @@ static int numel_ok(const char *op, int n, const int64_t *d) {
 /* a 1-D tensor of n elements (weights, biases, statistics) */
 static int check_vec(const char *op, const char *what, const tkc_tensor *t, int64_t n) {
   if (!t || (t->node->ndim == 1 && t->node->shape[0] == n)) return 0;
-  return tkc_err(TKC_ESHAPE, "%s: %s must have shape (%lld)", op, what, (long long)n), -1;
+  return tkc_err(TKC_ESHAPE, "%s: %s %s must have shape (%lld,)", op, what, TKC_NODE_SHAPE(t->node), (long long)n), -1;
 }
 
 /* windows along one axis of padded length len: (len - d*(k-1) - 1) / s + 1, rounded up with ceil
@@ -118,13 +118,15 @@ static tkc_dtype norm_dtype(const char *op, tkc_tensor *x, tkc_tensor *w, tkc_te
 /* weight and bias: the shape of x's last naxes dims; eps finite and >= 0 */
 static int check_norm(const char *op, tkc_tensor *x, int naxes, tkc_tensor *w, tkc_tensor *b, double eps) {
   const tkc_lazy *n = x->node;
-  if (naxes < 1 || naxes > n->ndim) return tkc_err(TKC_EINVAL, "%s: naxes %d is not in [1, %d]", op, naxes, n->ndim), -1;
+  if (naxes < 1 || naxes > n->ndim) return tkc_err(TKC_EINVAL, "%s: naxes %d is not in [1, %d] for x of shape %s", op, naxes, n->ndim, TKC_NODE_SHAPE(n)), -1;
   if (!(eps >= 0) || !isfinite(eps)) return tkc_err(TKC_EINVAL, "%s: eps must be finite and >= 0", op), -1;
   tkc_tensor *p[2] = {w, b};
   for (int i = 0; i < 2; i++) {
     if (!p[i]) continue;
     int ok = p[i]->node->ndim == naxes && !memcmp(p[i]->node->shape, n->shape + n->ndim - naxes, sizeof(int64_t) * (size_t)naxes);
-    if (!ok) return tkc_err(TKC_ESHAPE, "%s: %s must have the shape of x's last %d dims", op, i ? "bias" : "weight", naxes), -1;
+    if (!ok)
+      return tkc_err(TKC_ESHAPE, "%s: %s %s must have the shape %s of x's last %d dims (x is %s)", op, i ? "bias" : "weight", TKC_NODE_SHAPE(p[i]->node),
+                     TKC_SHAPE_STR(naxes, n->shape + n->ndim - naxes), naxes, TKC_NODE_SHAPE(n)), -1;
   }
   return 0;
 }
@@ -207,14 +209,15 @@ tkc_tensor *tkc_batch_norm(tkc_tensor *x, tkc_tensor *mean, tkc_tensor *var, tkc
 static tkc_tensor *conv(const char *op, tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, const int64_t st[2], const int64_t pd[4],
                         const int64_t dl[2], int64_t groups) {
   const tkc_lazy *xn = x->node, *wn = w->node;
-  if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "%s needs x NCHW and w OIHW (4-D)", op);
+  if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "%s: x %s and w %s: %s needs x NCHW and w OIHW (4-d)", op, TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), op);
   if (groups < 1) return tkc_err_null(TKC_EINVAL, "%s: groups must be >= 1 (got %lld)", op, (long long)groups);
   int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0], cg = wn->shape[1], kh = wn->shape[2], kw = wn->shape[3];
   if (c % groups || o % groups)
     return tkc_err_null(TKC_ESHAPE, "%s: %lld input and %lld output channels do not divide into %lld groups", op, (long long)c, (long long)o,
                         (long long)groups);
   if (cg != c / groups)
-    return tkc_err_null(TKC_ESHAPE, "%s: x has %lld channels per group, w expects %lld", op, (long long)(c / groups), (long long)cg);
+    return tkc_err_null(TKC_ESHAPE, "%s: x %s has %lld channels per group, w %s expects %lld", op, TKC_NODE_SHAPE(xn), (long long)(c / groups), TKC_NODE_SHAPE(wn),
+                        (long long)cg);
   if (kh < 1 || kw < 1) return tkc_err_null(TKC_ESHAPE, "%s: empty kernel", op);
   if (check_vec(op, "bias", bias, o)) return NULL;
   int64_t hp = xn->shape[2] + pd[0] + pd[1], wp = xn->shape[3] + pd[2] + pd[3];
@@ -322,7 +325,7 @@ tkc_tensor *tkc_conv_transpose2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias,
 static int pool_args(const char *op, tkc_tensor *x, const int *kernel, const int *stride, const int *pad, const int *dilation, int ceil_mode,
                      int64_t k[2], int64_t st[2], int64_t pd[2], int64_t dl[2], int64_t out[2]) {
   if (tkc_check(x)) return -1;
-  if (x->node->ndim != 4) return tkc_err(TKC_ESHAPE, "%s needs x NCHW (4-D), got %d dims", op, x->node->ndim), -1;
+  if (x->node->ndim != 4) return tkc_err(TKC_ESHAPE, "%s: needs x NCHW (4-d), got x of shape %s", op, TKC_NODE_SHAPE(x->node)), -1;
   if (!kernel) return tkc_err(TKC_EINVAL, "%s: NULL kernel", op), -1;
   if (ints(op, "kernel", kernel, 2, 1, 1, k) || ints(op, "stride", stride ? stride : kernel, 2, 1, 1, st) || ints(op, "pad", pad, 2, 0, 0, pd) ||
       ints(op, "dilation", dilation, 2, 1, 1, dl))
@@ -421,12 +424,17 @@ tkc_tensor *tkc_scaled_dot_product_attention(tkc_tensor *q, tkc_tensor *k, tkc_t
   const char *op = "scaled_dot_product_attention";
   if (check_in(op, 3, q, k, v, mask, NULL)) return NULL;
   const tkc_lazy *qn = q->node, *kn = k->node, *vn = v->node;
-  if (qn->ndim < 2 || kn->ndim < 2 || vn->ndim < 2) return tkc_err_null(TKC_ESHAPE, "%s needs q, k, v of 2 or more dims", op);
+  if (qn->ndim < 2 || kn->ndim < 2 || vn->ndim < 2)
+    return tkc_err_null(TKC_ESHAPE, "%s: q %s, k %s, v %s: needs q, k, v of 2 or more dims", op, TKC_NODE_SHAPE(qn), TKC_NODE_SHAPE(kn), TKC_NODE_SHAPE(vn));
   if (!tkc_dtype_is_float(qn->dtype) || !tkc_dtype_is_float(kn->dtype) || !tkc_dtype_is_float(vn->dtype))
     return tkc_err_null(TKC_EDTYPE, "%s needs float q, k, v", op);
   int64_t l = qn->shape[qn->ndim - 2], e = qn->shape[qn->ndim - 1], s = kn->shape[kn->ndim - 2];
-  if (kn->shape[kn->ndim - 1] != e) return tkc_err_null(TKC_ESHAPE, "%s: q and k have head dims %lld and %lld", op, (long long)e, (long long)kn->shape[kn->ndim - 1]);
-  if (vn->shape[vn->ndim - 2] != s) return tkc_err_null(TKC_ESHAPE, "%s: k and v have %lld and %lld positions", op, (long long)s, (long long)vn->shape[vn->ndim - 2]);
+  if (kn->shape[kn->ndim - 1] != e)
+    return tkc_err_null(TKC_ESHAPE, "%s: q %s and k %s have head dims %lld and %lld", op, TKC_NODE_SHAPE(qn), TKC_NODE_SHAPE(kn), (long long)e,
+                        (long long)kn->shape[kn->ndim - 1]);
+  if (vn->shape[vn->ndim - 2] != s)
+    return tkc_err_null(TKC_ESHAPE, "%s: k %s and v %s have %lld and %lld positions", op, TKC_NODE_SHAPE(kn), TKC_NODE_SHAPE(vn), (long long)s,
+                        (long long)vn->shape[vn->ndim - 2]);
   if (!isfinite(scale)) return tkc_err_null(TKC_EINVAL, "%s: scale must be finite", op);
   if (mask && !tkc_dtype_is_float(mask->node->dtype) && mask->node->dtype != TKC_BOOL) return tkc_err_null(TKC_EDTYPE, "%s: the mask must be bool or float", op);
   tmps tm = {0};
@@ -437,7 +445,7 @@ tkc_tensor *tkc_scaled_dot_product_attention(tkc_tensor *q, tkc_tensor *k, tkc_t
     const tkc_lazy *mn = mask->node;
     int ok = mn->ndim <= sn->ndim;
     for (int i = 1; ok && i <= mn->ndim; i++) ok = mn->shape[mn->ndim - i] == 1 || mn->shape[mn->ndim - i] == sn->shape[sn->ndim - i];
-    if (!ok) return finish(&tm, tkc_err_null(TKC_ESHAPE, "%s: the mask does not broadcast to the scores (..., %lld, %lld)", op, (long long)l, (long long)s));
+    if (!ok) return finish(&tm, tkc_err_null(TKC_ESHAPE, "%s: the mask %s does not broadcast to the scores %s", op, TKC_NODE_SHAPE(mask->node), TKC_NODE_SHAPE(sn)));
   }
   tkc_tensor *x = T(tkc_mul(scores, T(sc(scores, scale != 0 ? scale : 1.0 / sqrt((double)e)))));
   tkc_tensor *ninf = T(sc(scores, -INFINITY));

@@ -17,13 +17,15 @@ tkc_tensor *tkc_temps_done(tkc_temps *s, tkc_tensor *r) {
   return r;
 }
 
-int tkc_axes_mask(const tkc_lazy *a, int naxes, const int *axes, int *mask) {
+int tkc_axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *axes, int *mask) {
   for (int i = 0; i < a->ndim; i++) mask[i] = naxes == 0 || !axes;
-  if (naxes < 0 || (naxes && !axes)) return tkc_err(TKC_EINVAL, "bad axes list"), -1;
+  if (naxes < 0) return tkc_err(TKC_EINVAL, "%s: naxes is %d (0 reduces every axis)", what, naxes), -1;
+  if (naxes && !axes) return tkc_err(TKC_EINVAL, "%s: NULL axes for naxes %d", what, naxes), -1;
   for (int k = 0; axes && k < naxes; k++) {
     int ax = axes[k] < 0 ? axes[k] + a->ndim : axes[k];
-    if (ax < 0 || ax >= a->ndim) return tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axes[k], a->ndim), -1;
-    if (mask[ax]) return tkc_err(TKC_EINVAL, "axis %d given twice", axes[k]), -1;
+    if (ax < 0 || ax >= a->ndim)
+      return tkc_err(TKC_EINVAL, "%s: axis %d out of range for a %d-d tensor of shape %s", what, axes[k], a->ndim, TKC_NODE_SHAPE(a)), -1;
+    if (mask[ax]) return tkc_err(TKC_EINVAL, "%s: axis %d given twice", what, axes[k]), -1;
     mask[ax] = 1;
   }
   return 0;

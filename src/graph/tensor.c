@@ -98,10 +98,10 @@ int tkc_ndim(const tkc_tensor *t) { return tkc_check(t) ? 0 : t->node->ndim; }
 
 int64_t tkc_dim(const tkc_tensor *t, int axis) {
   if (tkc_check(t)) return -1;
-  int n = t->node->ndim;
+  int n = t->node->ndim, given = axis;
   if (axis < 0) axis += n;
   if (axis < 0 || axis >= n) {
-    tkc_err(TKC_EINVAL, "axis %d out of range for %d dims", axis, n);
+    tkc_err(TKC_EINVAL, "dim: axis %d out of range for a %d-d tensor of shape %s", given, n, TKC_NODE_SHAPE(t->node));
     return -1;
   }
   return t->node->shape[axis];
@@ -114,13 +114,13 @@ tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t
 
 static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_VOID; }
 
-static tkc_status check_shape(int ndim, const int64_t *shape) {
-  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "tensors have 0..%d dims, not %d", TKC_MAX_DIMS, ndim);
-  if (ndim && !shape) return tkc_err(TKC_EINVAL, "NULL shape for %d dims", ndim);
+static tkc_status check_shape(const char *what, int ndim, const int64_t *shape) {
+  if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "%s: tensors have 0..%d dims, not %d", what, TKC_MAX_DIMS, ndim);
+  if (ndim && !shape) return tkc_err(TKC_EINVAL, "%s: NULL shape for %d dims", what, ndim);
   int64_t total = 1;
   for (int i = 0; i < ndim; i++) {
-    if (shape[i] < 0) return tkc_err(TKC_ESHAPE, "dim %d is negative (%lld)", i, (long long)shape[i]);
-    if (shape[i] && total > INT32_MAX / shape[i]) return tkc_err(TKC_ESHAPE, "more than 2^31 elements");
+    if (shape[i] < 0) return tkc_err(TKC_ESHAPE, "%s: shape %s: dim %d is negative (%lld)", what, TKC_SHAPE_STR(ndim, shape), i, (long long)shape[i]);
+    if (shape[i] && total > INT32_MAX / shape[i]) return tkc_err(TKC_ESHAPE, "%s: shape %s has 2^31 or more elements", what, TKC_SHAPE_STR(ndim, shape));
     total *= shape[i];
   }
   return TKC_OK;
@@ -221,14 +221,15 @@ tkc_lazy *tkc_lz_broadcast(tkc_lazy *a, int ndim, const int64_t *shape) {
 
 /* ---------------------------------------------------------------- creation */
 
-static tkc_status check_ctx_dtype(tkc_ctx *ctx, tkc_dtype dt) {
-  if (!ctx) return tkc_err(TKC_EINVAL, "NULL ctx");
-  if (!valid_dtype(dt)) return tkc_err(TKC_EDTYPE, "dtype %d is not a tensor dtype", (int)dt);
-  return TKC_OK;
+static tkc_status check_ctx_dtype(const char *what, tkc_ctx *ctx, tkc_dtype dt) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "%s: NULL ctx", what);
+  if (dt == TKC_VOID) return tkc_err(TKC_EDTYPE, "%s: void is not a tensor dtype (%s)", what, tkc_dtype_list());
+  if (!valid_dtype(dt)) return tkc_err(TKC_EDTYPE, "%s: %d is not a dtype (%s)", what, (int)dt, tkc_dtype_list());
+  return tkc_ctx_check_dtype(ctx, dt, what);
 }
 
 tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data) {
-  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
+  if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ndim, shape)) return NULL;
   int64_t numel = tkc_shape_numel(ndim, shape);
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
   tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel, data == NULL) : NULL;
@@ -253,7 +254,7 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
 }
 
 tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double value) {
-  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
+  if (check_ctx_dtype(ndim ? "full" : "scalar", ctx, dt) || check_shape("full", ndim, shape)) return NULL;
   tkc_lazy *c = tkc_lz_const(ctx, dt, value, 0, NULL);
   tkc_lazy *n = c ? tkc_lz_broadcast(c, ndim, shape) : NULL;
   tkc_lazy_unref(c);
@@ -263,11 +264,12 @@ tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape,
 tkc_tensor *tkc_scalar(tkc_ctx *ctx, tkc_dtype dt, double value) { return tkc_full(ctx, dt, 0, NULL, value); }
 
 tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double stop, double step) {
-  if (check_ctx_dtype(ctx, dt)) return NULL;
-  if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step)) return tkc_err_null(TKC_EINVAL, "arange needs finite start/stop and step != 0");
+  if (check_ctx_dtype("arange", ctx, dt)) return NULL;
+  if (step == 0 || !isfinite(start) || !isfinite(stop) || !isfinite(step))
+    return tkc_err_null(TKC_EINVAL, "arange(%g, %g, %g): needs finite start/stop and step != 0", start, stop, step);
   double count = ceil((stop - start) / step);
   if (count < 0) count = 0;
-  if (count > INT32_MAX) return tkc_err_null(TKC_ESHAPE, "arange of more than 2^31 elements");
+  if (count > INT32_MAX) return tkc_err_null(TKC_ESHAPE, "arange(%g, %g, %g): 2^31 or more elements", start, stop, step);
   int64_t n = (int64_t)count;
   tkc_lazy *iota = tkc_lazy_new(ctx, TKC_LZ_IOTA, TKC_INT32, 1, &n);
   if (!iota) return NULL;
@@ -296,8 +298,8 @@ static uint64_t mix64(uint64_t x) {
 }
 
 tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
-  if (check_ctx_dtype(ctx, dt) || check_shape(ndim, shape)) return NULL;
-  if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand makes floats, not %s", tkc_dtype_name(dt));
+  if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ndim, shape)) return NULL;
+  if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
   int64_t n = tkc_shape_numel(ndim, shape);
   size_t item = tkc_dtype_size(dt);
   unsigned char *host = malloc((size_t)n * item + 1);

@@ -1,4 +1,5 @@
 /* The device registry and buffers: adding a backend adds one line to the table below. */
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include "runtime/device.h"
@@ -36,6 +37,10 @@ const tkc_renderer *tkc_device_renderer(const tkc_device *d) {
   return tkc_renderer_get(d->impl->renderer);
 }
 
+/* bytes of live buffers on every device (TKC_DEBUG >= 2 launch lines; tinygrad's mem_used) */
+static _Atomic size_t live_bytes;
+size_t tkc_device_mem_used(void) { return atomic_load(&live_bytes); }
+
 struct tkc_buffer {
   tkc_device *dev;
   tkc_dtype dt;
@@ -59,6 +64,7 @@ static tkc_buffer *buffer_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero, 
     free(b);
     return tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, nbytes);
   }
+  atomic_fetch_add(&live_bytes, nbytes);
   return b;
 }
 
@@ -67,6 +73,7 @@ tkc_buffer *tkc_buffer_new_uninit(tkc_device *d, tkc_dtype dt, size_t n) { retur
 
 void tkc_buffer_free(tkc_buffer *b) {
   if (!b) return;
+  atomic_fetch_sub(&live_bytes, b->nbytes);
   if (!tkc_pool_give(b->dev, b->ptr, b->nbytes)) b->dev->impl->free(b->ptr);
   free(b);
 }

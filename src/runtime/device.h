@@ -73,6 +73,22 @@ TKC_HIDDEN int64_t tkc_kernel_work_estimate(const tkc_kernel *k);
 TKC_HIDDEN void *tkc_buffer_ptr(const tkc_buffer *b);
 TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);
 
+/* Bytes held by the live buffers of every device (device.c; pooled memory not counted). */
+TKC_HIDDEN size_t tkc_device_mem_used(void);
+
+/* Runs p as tkc_program_launch does, without the TKC_DEBUG launch line (beam search's timing runs). */
+TKC_HIDDEN tkc_status tkc_program_launch_quiet(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars);
+
+/* Appends arg a as the TKC_DEBUG listings show it ("(0, 'gidx0')"). */
+TKC_HIDDEN void tkc_arg_fmt(tkc_sbuf *b, const tkc_arg *a);
+
+/* The linearized UOps of p (owned by p) and their count. */
+TKC_HIDDEN tkc_uop *const *tkc_program_uops(const tkc_program *p, size_t *n);
+
+/* For the realize driver, once per kernel it builds: TKC_DEBUG >= 5 prints p's linearized UOps,
+ * >= 4 its source (stderr). */
+TKC_HIDDEN void tkc_program_debug_built(const tkc_program *p);
+
 /* Compiled programs held by the program cache (program.c); for tests. */
 TKC_HIDDEN size_t tkc_program_cache_entries(void);
 

@@ -199,11 +199,6 @@ static tkc_uop *rewrite_for(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r) 
 static tkc_uop **codegen(tkc_graph *pg, tkc_uop *sink, const tkc_renderer *r, size_t *n) {
   tkc_uop *ksink = import_graph(pg, sink);
   if (!ksink || !(ksink = rewrite_for(pg, ksink, r))) return NULL;
-  if (tkc_debug_level() >= 5) {
-    char *s = tkc_uop_str(ksink);
-    if (s) fprintf(stderr, "%s", s);
-    free(s);
-  }
   return tkc_linearize(pg, ksink, n);
 }
 
@@ -223,7 +218,69 @@ tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const c
     tkc_program_free(p);
     return NULL;
   }
+  if (p) tkc_program_debug_built(p);
   return p;
+}
+
+/* ---------------------------------------------------------------- TKC_DEBUG output */
+
+void tkc_arg_fmt(tkc_sbuf *b, const tkc_arg *a) {
+  switch (a->kind) {
+  case TKC_ARG_NONE: tkc_sbuf_puts(b, "None"); break;
+  case TKC_ARG_INT: tkc_sbuf_printf(b, "%" PRId64, a->v.i); break;
+  case TKC_ARG_FLOAT: tkc_sbuf_printf(b, "%.9g", a->v.f); break;
+  case TKC_ARG_STR: tkc_sbuf_printf(b, "'%s'", a->v.s); break;
+  case TKC_ARG_PTR: tkc_sbuf_puts(b, "<ptr>"); break;
+  case TKC_ARG_TUPLE:
+    tkc_sbuf_puts(b, "(");
+    for (uint32_t i = 0; i < a->n; i++) {
+      if (i) tkc_sbuf_puts(b, ", ");
+      tkc_arg_fmt(b, &a->v.t[i]);
+    }
+    tkc_sbuf_puts(b, a->n == 1 ? ",)" : ")");
+    break;
+  }
+}
+
+/* The linearized UOps as tinygrad's print_uops: index, op, dtype, the indices of the sources, arg. */
+static char *uops_listing(const tkc_program *p) {
+  tkc_sbuf b = {0};
+  tkc_umap pos = {0};
+  for (size_t i = 0; i < p->k.nuops; i++) tkc_umap_put(&pos, p->k.uops[i], (tkc_uop *)(uintptr_t)(i + 1));
+  tkc_sbuf_printf(&b, "tkc: %s: uops (%zu)\n", p->name, p->k.nuops);
+  for (size_t i = 0; i < p->k.nuops; i++) {
+    const tkc_uop *u = p->k.uops[i];
+    char dt[64], srcs[256];
+    size_t k = (size_t)snprintf(srcs, sizeof srcs, "[");
+    for (int j = 0; j < u->nsrc && k < sizeof srcs; j++) {
+      uintptr_t at = (uintptr_t)tkc_umap_get(&pos, u->src[j]);
+      k += at ? (size_t)snprintf(srcs + k, sizeof srcs - k, j ? ", %zu" : "%zu", (size_t)(at - 1)) : (size_t)snprintf(srcs + k, sizeof srcs - k, j ? ", --" : "--");
+    }
+    if (k < sizeof srcs) snprintf(srcs + k, sizeof srcs - k, "]");
+    tkc_dt_str(u->dtype, dt, sizeof dt);
+    tkc_sbuf_printf(&b, "%4zu %-20s: %-28s %-24s ", i, tkc_op_name((tkc_op)u->op), dt, srcs);
+    tkc_arg_fmt(&b, &u->arg);
+    tkc_sbuf_puts(&b, "\n");
+  }
+  tkc_umap_free(&pos);
+  return tkc_sbuf_take(&b);
+}
+
+void tkc_program_debug_built(const tkc_program *p) {
+  int level = tkc_debug_level();
+  if (!p || level < 4) return;
+  if (level >= 5) {
+    char *s = uops_listing(p);
+    if (s) fputs(s, stderr);
+    else tkc_clear_error(); /* out of memory: no listing */
+    free(s);
+  }
+  if (p->source && *p->source) fprintf(stderr, "%s\n", p->source);
+}
+
+tkc_uop *const *tkc_program_uops(const tkc_program *p, size_t *n) {
+  *n = p ? p->k.nuops : 0;
+  return p ? p->k.uops : NULL;
 }
 
 tkc_status tkc_program_compile(tkc_program *p) {
@@ -250,7 +307,6 @@ tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, con
   p->source = r ? tkc_render(r, p->name, uops, p->k.nuops) : strdup("");
   if (!p->source) goto fail;
   p->k.source = p->source;
-  if (r && tkc_debug_level() >= 4) fprintf(stderr, "%s\n", p->source);
   return p;
 fail:
   tkc_program_free(p);
@@ -387,7 +443,23 @@ void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, int64_t 
 
 /* ---------------------------------------------------------------- launch */
 
-tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars) {
+/* tinygrad's time_to_str: 9 wide, in s, ms or us */
+static void time_str(char *buf, size_t n, double t) {
+  if (t > 10) snprintf(buf, n, "%9.2fs ", t);
+  else if (t > 10e-3) snprintf(buf, n, "%9.2fms", t * 1e3);
+  else snprintf(buf, n, "%9.2fus", t * 1e6);
+}
+
+static void bytes_str(char *buf, size_t n, double b) {
+  if (b >= 1e9) snprintf(buf, n, "%7.2f GB", b * 1e-9);
+  else if (b >= 1e6) snprintf(buf, n, "%7.2f MB", b * 1e-6);
+  else snprintf(buf, n, "%7.2f KB", b * 1e-3);
+}
+
+/* process-wide counts of the launches tkc_program_launch reports (tinygrad's GlobalCounters) */
+static _Atomic int64_t launch_count, launch_ns;
+
+static tkc_status launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars, bool report) {
   if (!p) return tkc_err(TKC_EINVAL, "tkc_program_launch: NULL program");
   if (nbufs != p->k.nbufs) return tkc_err(TKC_EINVAL, "%s takes %d buffers, %d given", p->name, p->k.nbufs, nbufs);
   if (nvars != p->k.nvars) return tkc_err(TKC_EINVAL, "%s takes %d variables, %d given", p->name, p->k.nvars, nvars);
@@ -406,18 +478,42 @@ tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs
     if (vars[i] < p->k.vars[i]->vmin || vars[i] > p->k.vars[i]->vmax)
       st = tkc_err(TKC_EINVAL, "%s: variable %s = %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", p->name, tkc_program_var_name(p, i), vars[i], p->k.vars[i]->vmin, p->k.vars[i]->vmax);
   if (!st) {
+    /* every device's launch returns when the kernel is done (CUDA synchronizes the context, WEBGPU
+     * polls its queue), so this is the kernel's run time */
     double t0 = tkc_now_s();
     st = p->dev->impl->launch(&p->k, p->handle, ptrs, vars);
     double dt = tkc_now_s() - t0;
-    if (!st && tkc_debug_level() >= 1) {
+    int level = report && !st ? tkc_debug_level() : 0;
+    int64_t num = report && !st ? atomic_fetch_add(&launch_count, 1) + 1 : 0;
+    int64_t total_ns = report && !st ? atomic_fetch_add(&launch_ns, (int64_t)(dt * 1e9)) + (int64_t)(dt * 1e9) : 0;
+    if (level >= 1) {
       int64_t g[3], l[3], flops, mem;
       tkc_program_launch_dims(p, vars, g, l);
       estimate(p, vars, &flops, &mem);
-      fprintf(stderr, "*** %-6s %-24s global [%" PRId64 ",%" PRId64 ",%" PRId64 "] local [%" PRId64 ",%" PRId64 ",%" PRId64 "] tm %9.2fus %8.2f GFLOPS %8.2f GB/s\n",
-              p->dev->impl->name, p->name, g[0], g[1], g[2], l[0], l[1], l[2], dt * 1e6, dt > 0 ? (double)flops / dt * 1e-9 : 0.0,
-              dt > 0 ? (double)mem / dt * 1e-9 : 0.0);
+      double sec = dt > 0 ? dt : 1e-20;
+      if (level == 1)
+        fprintf(stderr, "*** %-6s %-24s global [%" PRId64 ",%" PRId64 ",%" PRId64 "] local [%" PRId64 ",%" PRId64 ",%" PRId64 "] tm %9.2fus %8.2f GFLOPS %8.2f GB/s\n",
+                p->dev->impl->name, p->name, g[0], g[1], g[2], l[0], l[1], l[2], dt * 1e6, dt > 0 ? (double)flops / dt * 1e-9 : 0.0,
+                dt > 0 ? (double)mem / dt * 1e-9 : 0.0);
+      else { /* tinygrad's DEBUG=2 line: number, device, name, buffers, memory in use, time / total time, GFLOPS, GB/s */
+        char tm[32], mu[32];
+        time_str(tm, sizeof tm, dt);
+        bytes_str(mu, sizeof mu, (double)tkc_device_mem_used());
+        fprintf(stderr, "*** %-7s %4" PRId64 " %-40s arg %2d mem %s tm %s/%9.2fms (%9.2f GFLOPS %7.2f GB/s) global [%" PRId64 ",%" PRId64 ",%" PRId64
+                "] local [%" PRId64 ",%" PRId64 ",%" PRId64 "]\n",
+                p->dev->impl->name, num, p->name, nbufs, mu, tm, (double)total_ns * 1e-6, (double)flops / sec * 1e-9, (double)mem / sec * 1e-9, g[0], g[1], g[2],
+                l[0], l[1], l[2]);
+      }
     }
   }
   if (ptrs != local) free(ptrs);
   return st;
+}
+
+tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars) {
+  return launch(p, bufs, nbufs, vars, nvars, true);
+}
+
+tkc_status tkc_program_launch_quiet(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars) {
+  return launch(p, bufs, nbufs, vars, nvars, false);
 }

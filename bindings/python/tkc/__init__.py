@@ -1,0 +1,31 @@
+"""tkc: lazy tensors that fuse into compiled kernels (ctypes bindings of libtkc, numpy in and out).
+
+    import numpy as np, tkc
+    with tkc.Context("CPU") as ctx:
+        a = ctx.tensor(np.random.rand(64, 32).astype(np.float32))
+        y = (a @ a.T).softmax(-1)        # lazy: nothing runs yet
+        print(y.numpy())                  # schedules, compiles, runs, copies out
+
+Choices: bfloat16 comes out of .numpy() as float32 (exact); Python scalars are weak (tinygrad);
+// and % are Python's floor division and modulo; failed C calls raise TkcError (ESHAPE also a
+ValueError: TkcShapeError, EDTYPE also a TypeError: TkcDTypeError); tensors are immutable (no
+__setitem__); DLPack exports host copies.
+"""
+from . import dtypes
+from ._lib import lib as _clib
+from .context import DEVICES, Context, KernelStats, ProgressInfo, default_context, device_available, devices
+from .dlpack import from_dlpack
+from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
+                     uint64)
+from .errors import TkcDTypeError, TkcError, TkcShapeError
+from .functions import *  # noqa: F401,F403 (tkc.exp, tkc.matmul, ...)
+from .functions import from_numpy, tensor
+from ._tensor import Tensor, cat, stack
+
+__version__ = _clib.tkc_version().decode()
+library_path = _clib.path
+
+__all__ = ["Context", "Tensor", "DType", "TkcError", "TkcShapeError", "TkcDTypeError", "KernelStats", "ProgressInfo", "DEVICES",
+           "default_context", "device_available", "devices", "from_dlpack", "from_numpy", "tensor", "cat", "stack", "dtypes",
+           "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32",
+           "float64"]  # the op functions (tkc.exp, tkc.max ...) are left out: some share builtins' names
