@@ -90,7 +90,7 @@ TKC_API void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, 
 /* Runs p with nbufs buffers (in DEFINE_GLOBAL order, each of p's device and at least as large as the
  * kernel indexes) and nvars int values (in tkc_program_var_name order, each within its bounds).
  * TKC_EINVAL on a wrong count / NULL / wrong device; TKC_ERUNTIME if the device fails. With
- * TKC_DEBUG>=1 prints one line (name, sizes, time, GFLOPS, GB/s) to stderr. */
+ * TKC_DEBUG>=2 prints one line (number, name, memory, time, GFLOPS, GB/s, sizes) to stderr. */
 TKC_API tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars);
 
 #ifdef __cplusplus
