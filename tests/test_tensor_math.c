@@ -306,6 +306,15 @@ static void test_special(void **state) {
       for (int j = 0; j < 9; j++) w.v[i * 9 + j].f = (float)atan2(av[i], av[j]);
     tr_check(tkc_atan2(ty, tx), &w, 2e-6, 1e-7, "atan2 grid");
     tr_free(&w);
+    /* odd functions keep the sign of zero: atan(-0) = asin(-0) = -0, as libm */
+    t = mk(ctx, TKC_FLOAT32, (const double[]){-0.0, 0.0}, TR_SHAPE(2), NULL, &h);
+    tkc_tensor *odd[2] = {tkc_atan(t), tkc_asin(t)};
+    for (int k = 0; k < 2; k++) {
+      float o[2] = {1, 1};
+      TR_EXPECT(tkc_copy_out(odd[k], o, sizeof o) == TKC_OK, "atan/asin of +-0");
+      TR_EXPECT(o[0] == 0 && signbit(o[0]) && o[1] == 0 && !signbit(o[1]), "atan/asin(-0) = -0, of +0 = +0");
+    }
+    tr_free(&h);
     /* int operands promote; a flipped view */
     tkc_tensor *iy = mk(ctx, TKC_INT32, (const double[]){-3, 0, 2, 5}, TR_SHAPE(4), TR_STEPS(TR_FLIP(0)), &h);
     w = tr_new(TKC_FLOAT32, 1, (const int64_t[]){4});

@@ -275,7 +275,7 @@ static tkc_tensor *atan_(tmps *s, tkc_tensor *x) {
   tkc_tensor *r1 = wh(s, mid, dvd(s, addc(s, r0, -1), addc(s, r0, 1)), r0);
   tkc_tensor *a1 = add(s, mul(s, r1, poly(s, mul(s, r1, r1), ATAN_P, 6)), whc(s, mid, M_PI / 4, cst(s, r1, 0)));
   tkc_tensor *a2 = wh(s, inv, csub(s, M_PI / 2, a1), a1);
-  return wh(s, ltc(s, x, 0), neg(s, a2), a2);
+  return wh(s, signbit_(s, x), neg(s, a2), a2); /* atan(-0) = -0 */
 }
 static tkc_tensor *b_atan(tmps *s, tkc_tensor *x, const double *p) { return atan_(s, x); }
 /* asin x = atan(x / sqrt((1 - x)(1 + x))) */
