@@ -4,7 +4,7 @@
  * thread-safe, at most KCACHE_MAX entries: past that the oldest entry no realize is using is freed. */
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "engine/kcache.h"
 
 #define KCACHE_MAX 4096
@@ -20,9 +20,9 @@ typedef struct entry {
 
 static entry *buckets[KCACHE_BUCKETS], *oldest, *newest;
 static size_t nentries;
-static mtx_t lock;
-static once_flag once = ONCE_FLAG_INIT;
-static void init(void) { mtx_init(&lock, mtx_plain); }
+static pthread_mutex_t lock;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static void init(void) { pthread_mutex_init(&lock, NULL); }
 
 static uint64_t hash_of(const char *s) {
   uint64_t h = 1469598103934665603ull;
@@ -31,18 +31,18 @@ static uint64_t hash_of(const char *s) {
 }
 
 tkc_program *tkc_kcache_get(const char *key, tkc_kcache_ref *ref) {
-  call_once(&once, init);
+  pthread_once(&once, init);
   uint64_t h = hash_of(key);
   tkc_program *p = NULL;
   *ref = NULL;
-  mtx_lock(&lock);
+  pthread_mutex_lock(&lock);
   for (entry *e = buckets[h % KCACHE_BUCKETS]; e && !p; e = e->next_in_bucket)
     if (e->hash == h && !strcmp(e->key, key)) {
       e->users++;
       p = e->p;
       *ref = e;
     }
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   return p;
 }
 
@@ -58,7 +58,7 @@ static void unlink_entry(entry *e) {
 }
 
 tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref) {
-  call_once(&once, init);
+  pthread_once(&once, init);
   *ref = NULL;
   entry *e = calloc(1, sizeof *e);
   if (e && !(e->key = strdup(key))) {
@@ -71,13 +71,13 @@ tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref
   e->users = 1;
   *ref = e;
   entry *evicted = NULL;
-  mtx_lock(&lock);
+  pthread_mutex_lock(&lock);
   for (entry *x = buckets[e->hash % KCACHE_BUCKETS]; x; x = x->next_in_bucket)
     if (x->hash == e->hash && !strcmp(x->key, key)) { /* another thread built it first: keep one */
       x->users++;
       *ref = x;
       tkc_program *kept = x->p;
-      mtx_unlock(&lock);
+      pthread_mutex_unlock(&lock);
       free(e->key);
       free(e);
       tkc_program_free(p);
@@ -96,7 +96,7 @@ tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref
         unlink_entry(x);
         evicted = x;
       }
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   if (evicted) {
     tkc_program_free(evicted->p);
     free(evicted->key);
@@ -110,7 +110,7 @@ void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p) {
     tkc_program_free(p);
     return;
   }
-  mtx_lock(&lock);
+  pthread_mutex_lock(&lock);
   ((entry *)ref)->users--;
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
 }

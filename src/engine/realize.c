@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 #include "graph/graph.h"
@@ -55,9 +55,9 @@ typedef struct kname {
 } kname;
 
 static kname *knames;
-static mtx_t kname_lock;
-static once_flag kname_once = ONCE_FLAG_INIT;
-static void kname_init(void) { mtx_init(&kname_lock, mtx_plain); }
+static pthread_mutex_t kname_lock;
+static pthread_once_t kname_once = PTHREAD_ONCE_INIT;
+static void kname_init(void) { pthread_mutex_init(&kname_lock, NULL); }
 
 static uint64_t key_hash(const char *s) {
   uint64_t h = 0xcbf29ce484222325ull;
@@ -68,10 +68,10 @@ static uint64_t key_hash(const char *s) {
 /* The number of the kernel key among the distinct kernels named base (0 for the first; 0 also
  * when out of memory: the name is then not made unique) */
 static size_t name_number(const char *base, const char *key) {
-  call_once(&kname_once, kname_init);
+  pthread_once(&kname_once, kname_init);
   uint64_t h = key_hash(key);
   size_t num = 0;
-  mtx_lock(&kname_lock);
+  pthread_mutex_lock(&kname_lock);
   kname *e = knames;
   while (e && strcmp(e->base, base)) e = e->next;
   if (!e) { /* the first kernel with this name */
@@ -99,7 +99,7 @@ static size_t name_number(const char *base, const char *key) {
     }
     num = i;
   }
-  mtx_unlock(&kname_lock);
+  pthread_mutex_unlock(&kname_lock);
   return num;
 }
 

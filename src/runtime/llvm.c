@@ -144,7 +144,7 @@ const char tkc_llvm_half_support_ir[] =
 
 #include "runtime/ffi_call.h"
 #include <stdatomic.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include <llvm-c/Analysis.h>
 #include <llvm-c/Core.h>
 #include <llvm-c/Error.h>
@@ -158,7 +158,7 @@ const char tkc_llvm_half_support_ir[] =
 
 /* ---------------------------------------------------------------- the process-wide JIT */
 
-static once_flag jit_once = ONCE_FLAG_INIT;
+static pthread_once_t jit_once = PTHREAD_ONCE_INIT;
 static int jit_ok;
 static char jit_why[512];
 static LLVMOrcLLJITRef jit;
@@ -258,7 +258,7 @@ static void jit_init(void) {
 }
 
 static int llvm_available(char *why, size_t n) {
-  call_once(&jit_once, jit_init);
+  pthread_once(&jit_once, jit_init);
   if (!jit_ok && why && n) snprintf(why, n, "%s", jit_why);
   return jit_ok;
 }
@@ -272,14 +272,14 @@ typedef struct live_symbol {
   char name[300];
 } live_symbol;
 static live_symbol *live_symbols;
-static mtx_t live_lock;
-static once_flag live_once = ONCE_FLAG_INIT;
-static void live_init(void) { mtx_init(&live_lock, mtx_plain); }
+static pthread_mutex_t live_lock;
+static pthread_once_t live_once = PTHREAD_ONCE_INIT;
+static void live_init(void) { pthread_mutex_init(&live_lock, NULL); }
 
 /* claims name; NULL when another live kernel has it */
 static live_symbol *claim_symbol(const char *name) {
-  call_once(&live_once, live_init);
-  mtx_lock(&live_lock);
+  pthread_once(&live_once, live_init);
+  pthread_mutex_lock(&live_lock);
   live_symbol *s = live_symbols;
   while (s && strcmp(s->name, name)) s = s->next;
   live_symbol *mine = s ? NULL : calloc(1, sizeof *mine);
@@ -288,19 +288,19 @@ static live_symbol *claim_symbol(const char *name) {
     mine->next = live_symbols;
     live_symbols = mine;
   }
-  mtx_unlock(&live_lock);
+  pthread_mutex_unlock(&live_lock);
   return mine;
 }
 
 static void unclaim_symbol(live_symbol *mine) {
   if (!mine) return;
-  mtx_lock(&live_lock);
+  pthread_mutex_lock(&live_lock);
   for (live_symbol **pp = &live_symbols; *pp; pp = &(*pp)->next)
     if (*pp == mine) {
       *pp = mine->next;
       break;
     }
-  mtx_unlock(&live_lock);
+  pthread_mutex_unlock(&live_lock);
   free(mine);
 }
 

@@ -5,7 +5,7 @@
  * recently freed memory goes back to the device. tkc_device_release_pool empties it (tkc_ctx_free
  * does, for its device). One lock for every pool: buffers come and go from any thread. */
 #include <stdlib.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "runtime/device.h"
 
 typedef struct pool_entry {
@@ -14,12 +14,12 @@ typedef struct pool_entry {
   size_t nbytes;
 } pool_entry;
 
-static mtx_t lock;
-static once_flag once = ONCE_FLAG_INIT;
+static pthread_mutex_t lock;
+static pthread_once_t once = PTHREAD_ONCE_INIT;
 static size_t bound_bytes;
 
 static void init(void) {
-  mtx_init(&lock, mtx_plain);
+  pthread_mutex_init(&lock, NULL);
   const char *e = getenv("TKC_POOL_MB");
   char *end;
   long long mb = e && *e ? strtoll(e, &end, 10) : 1024;
@@ -36,9 +36,9 @@ static void unlink_entry(tkc_device *d, pool_entry *e) {
 }
 
 void *tkc_pool_take(tkc_device *d, size_t nbytes) {
-  call_once(&once, init);
+  pthread_once(&once, init);
   void *p = NULL;
-  mtx_lock(&lock);
+  pthread_mutex_lock(&lock);
   pool_entry *e = d->pool_newest;
   while (e && e->nbytes != nbytes) e = e->older;
   if (e) {
@@ -48,7 +48,7 @@ void *tkc_pool_take(tkc_device *d, size_t nbytes) {
   } else {
     d->pool_allocs++;
   }
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   free(e);
   return p;
 }
@@ -64,12 +64,12 @@ static void free_entries(tkc_device *d, pool_entry *e) {
 }
 
 bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes) {
-  call_once(&once, init);
+  pthread_once(&once, init);
   if (nbytes > bound_bytes) return false;
   pool_entry *e = malloc(sizeof *e), *evicted = NULL;
   if (!e) return false;
   *e = (pool_entry){.ptr = p, .nbytes = nbytes};
-  mtx_lock(&lock);
+  pthread_mutex_lock(&lock);
   while (d->pool_bytes + nbytes > bound_bytes && d->pool_oldest) { /* make room: the oldest go */
     pool_entry *old = d->pool_oldest;
     unlink_entry(d, old);
@@ -81,27 +81,27 @@ bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes) {
   else d->pool_oldest = e;
   d->pool_newest = e;
   d->pool_bytes += nbytes;
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   free_entries(d, evicted);
   return true;
 }
 
 void tkc_device_release_pool(tkc_device *d) {
   if (!d) return;
-  call_once(&once, init);
-  mtx_lock(&lock);
+  pthread_once(&once, init);
+  pthread_mutex_lock(&lock);
   pool_entry *e = d->pool_oldest;
   d->pool_oldest = d->pool_newest = NULL;
   d->pool_bytes = 0;
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   free_entries(d, e);
 }
 
 tkc_status tkc_device_pool_stats(const tkc_device *d, tkc_pool_stats *out) {
   if (!d || !out) return tkc_err(TKC_EINVAL, "tkc_device_pool_stats: NULL %s", d ? "out" : "device");
-  call_once(&once, init);
-  mtx_lock(&lock);
+  pthread_once(&once, init);
+  pthread_mutex_lock(&lock);
   *out = (tkc_pool_stats){.allocs = d->pool_allocs, .reuses = d->pool_reuses, .pooled_bytes = d->pool_bytes, .bound_bytes = bound_bytes};
-  mtx_unlock(&lock);
+  pthread_mutex_unlock(&lock);
   return TKC_OK;
 }

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "codegen/codegen.h"
 #include "graph/tensor_internal.h"
 #include "runtime/device.h"
@@ -31,24 +31,24 @@ typedef struct cache_entry {
 } cache_entry;
 
 static cache_entry *cache_head;
-static mtx_t cache_lock;
-static once_flag cache_once = ONCE_FLAG_INIT;
-static void cache_init(void) { mtx_init(&cache_lock, mtx_plain); }
+static pthread_mutex_t cache_lock;
+static pthread_once_t cache_once = PTHREAD_ONCE_INIT;
+static void cache_init(void) { pthread_mutex_init(&cache_lock, NULL); }
 
 /* The compiled handle for (device, name, source), compiling it on a miss. */
 static tkc_status cache_get(tkc_program *p) {
-  call_once(&cache_once, cache_init);
+  pthread_once(&cache_once, cache_init);
   const tkc_device_impl *impl = p->dev->impl;
-  mtx_lock(&cache_lock);
+  pthread_mutex_lock(&cache_lock);
   for (cache_entry *e = cache_head; e; e = e->next)
     if (e->impl == impl && !strcmp(e->name, p->name) && !strcmp(e->source, p->source)) {
       e->refs++;
       p->cached = e;
       p->handle = e->handle;
-      mtx_unlock(&cache_lock);
+      pthread_mutex_unlock(&cache_lock);
       return TKC_OK;
     }
-  mtx_unlock(&cache_lock); /* compile outside the lock: it may take a while */
+  pthread_mutex_unlock(&cache_lock); /* compile outside the lock: it may take a while */
   void *handle = NULL;
   tkc_status st = impl->compile(&p->k, &handle);
   if (st) return st;
@@ -65,21 +65,21 @@ static tkc_status cache_get(tkc_program *p) {
   e->impl = impl;
   e->handle = handle;
   e->refs = 1;
-  mtx_lock(&cache_lock);
+  pthread_mutex_lock(&cache_lock);
   e->next = cache_head;
   cache_head = e;
-  mtx_unlock(&cache_lock);
+  pthread_mutex_unlock(&cache_lock);
   p->cached = e;
   p->handle = handle;
   return TKC_OK;
 }
 
 size_t tkc_program_cache_entries(void) {
-  call_once(&cache_once, cache_init);
+  pthread_once(&cache_once, cache_init);
   size_t n = 0;
-  mtx_lock(&cache_lock);
+  pthread_mutex_lock(&cache_lock);
   for (cache_entry *e = cache_head; e; e = e->next) n++;
-  mtx_unlock(&cache_lock);
+  pthread_mutex_unlock(&cache_lock);
   return n;
 }
 
@@ -89,7 +89,7 @@ size_t tkc_program_cache_entries(void) {
 
 static void cache_put(cache_entry *done) {
   cache_entry *drop = NULL;
-  mtx_lock(&cache_lock);
+  pthread_mutex_lock(&cache_lock);
   done->refs--;
   size_t n = 0;
   for (cache_entry **pp = &cache_head; *pp;) { /* newest first: keep the first CACHE_MAX */
@@ -100,7 +100,7 @@ static void cache_put(cache_entry *done) {
       drop = e;
     } else pp = &e->next;
   }
-  mtx_unlock(&cache_lock);
+  pthread_mutex_unlock(&cache_lock);
   while (drop) {
     cache_entry *e = drop;
     drop = e->next;

@@ -43,7 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "runtime/device.h"
 
 #ifdef TKC_HAVE_WEBGPU
@@ -85,8 +85,8 @@ static struct {
 } wg;
 
 /* the device, created once */
-static once_flag init_once = ONCE_FLAG_INIT;
-static mtx_t wg_lock;
+static pthread_once_t init_once = PTHREAD_ONCE_INIT;
+static pthread_mutex_t wg_lock;
 static int wg_ok;
 static char wg_why[1024];
 static char wg_adapter[320];
@@ -221,7 +221,7 @@ static void wait_done(const int *done) {
 }
 
 static void wg_init(void) {
-  mtx_init(&wg_lock, mtx_plain);
+  pthread_mutex_init(&wg_lock, NULL);
   if (!(wg_lib = open_library())) return;
   if (!load_symbols()) return;
 #if defined(TKC_WGPU_MAJOR) && TKC_WGPU_MAJOR > 0
@@ -324,7 +324,7 @@ static void wg_init(void) {
 }
 
 static int webgpu_available(char *why, size_t n) {
-  call_once(&init_once, wg_init);
+  pthread_once(&init_once, wg_init);
   if (!wg_ok && why && n) snprintf(why, n, "%s", wg_why[0] ? wg_why : "initialization failed");
   return wg_ok;
 }
@@ -367,9 +367,9 @@ static void *webgpu_alloc(size_t nbytes) {
   wbuf *w = calloc(1, sizeof *w);
   if (!w) return tkc_err_null(TKC_ENOMEM, "WEBGPU: out of memory");
   w->size = round4(nbytes);
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   w->b = new_buffer(w->size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc, "creating a buffer");
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   if (!w->b) {
     free(w);
     return NULL;
@@ -380,11 +380,11 @@ static void *webgpu_alloc(size_t nbytes) {
 static void webgpu_free(void *p) {
   wbuf *w = p;
   if (!w) return;
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   wg.BufferDestroy(w->b);
   wg.BufferRelease(w->b);
   err_clear();
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   free(w);
 }
 
@@ -394,7 +394,7 @@ static tkc_status webgpu_copyin(void *dst, const void *src, size_t nbytes) {
   if (nbytes > w->size) return tkc_err(TKC_EINVAL, "WEBGPU: copying %zu bytes into a buffer of %llu", nbytes, (unsigned long long)w->size);
   if (!nbytes) return TKC_OK;
   size_t whole = nbytes & ~(size_t)3, tail = nbytes - whole;
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   err_clear();
   if (whole) wg.QueueWriteBuffer(wg_queue, w->b, 0, src, whole);
   if (tail) { /* writes are in whole words: the rest of the last word is padding */
@@ -403,7 +403,7 @@ static tkc_status webgpu_copyin(void *dst, const void *src, size_t nbytes) {
     wg.QueueWriteBuffer(wg_queue, w->b, whole, last, 4);
   }
   tkc_status st = err_take(TKC_ERUNTIME, "writing a buffer");
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   return st;
 }
 
@@ -439,7 +439,7 @@ static tkc_status webgpu_copyout(void *dst, const void *src, size_t nbytes) {
   if (nbytes > w->size) return tkc_err(TKC_EINVAL, "WEBGPU: copying %zu bytes out of a buffer of %llu", nbytes, (unsigned long long)w->size);
   if (!nbytes) return TKC_OK;
   uint64_t size = round4(nbytes);
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   tkc_status st = TKC_OK;
   WGPUBuffer stage = new_buffer(size, WGPUBufferUsage_MapRead | WGPUBufferUsage_CopyDst, "creating a staging buffer");
   WGPUCommandEncoder enc = stage ? wg.DeviceCreateCommandEncoder(wg_device, NULL) : NULL;
@@ -476,7 +476,7 @@ static tkc_status webgpu_copyout(void *dst, const void *src, size_t nbytes) {
     wg.BufferRelease(stage);
   }
   err_clear();
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   return st;
 }
 
@@ -574,10 +574,10 @@ static void release_prog(wprog *p) {
 
 static void webgpu_release(void *handle) {
   if (!handle) return;
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   release_prog(handle);
   err_clear();
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
 }
 
 static tkc_status compile_locked(const tkc_kernel *k, wprog *p) {
@@ -652,11 +652,11 @@ static tkc_status webgpu_compile(const tkc_kernel *k, void **handle) {
   if (!k->source || !k->name) return tkc_err(TKC_EINVAL, "WEBGPU: kernel without source or name");
   wprog *p = calloc(1, sizeof *p);
   if (!p) return tkc_err(TKC_ENOMEM, "WEBGPU: out of memory");
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   st = compile_locked(k, p);
   if (st) release_prog(p);
   err_clear();
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   if (!st) *handle = p;
   return st;
 }
@@ -736,10 +736,10 @@ static tkc_status webgpu_launch(const tkc_kernel *k, void *handle, void *const *
   wprog *p = handle;
   if (!p) return tkc_err(TKC_EINVAL, "WEBGPU: launch without a compiled program");
   if (p->nbufs != k->nbufs || p->nvars != k->nvars) return tkc_err(TKC_EINVAL, "WEBGPU: program and kernel disagree");
-  mtx_lock(&wg_lock);
+  pthread_mutex_lock(&wg_lock);
   tkc_status st = launch_locked(k, p, bufs, vars);
   err_clear();
-  mtx_unlock(&wg_lock);
+  pthread_mutex_unlock(&wg_lock);
   return st;
 }
 
