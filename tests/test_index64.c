@@ -2,7 +2,7 @@
  * that can hold the data: plain broadcasting to 2^31 + 65536 elements (no dim past 2^31), a sum
  * over 2^31 + 64 expanded elements, and a view that starts 2^31 elements into a buffer. WGSL has no
  * 64-bit integers: such kernels are refused there with a clear error, never run. Small kernels keep
- * int32 indices. (2-4 GB of host memory per case.) */
+ * int32 indices; sizes are overflow-checked up to 2^63 - 1 bytes. (2-4 GB of host memory per case.) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -89,6 +89,62 @@ static void test_offset_past_int32(void **state) {
   }
 }
 
+/* the same through a tensor of 2^31 + 64 elements made with tkc_tensor_new, on every host device */
+static void test_big_tensor_new(void **state) {
+  (void)state;
+  size_t n = ((size_t)1 << 31) + 64;
+  uint8_t *h = malloc(n);
+  assert_non_null(h);
+  memset(h, 7, n - 64);
+  for (int i = 0; i < 64; i++) h[n - 64 + (size_t)i] = (uint8_t)(i * 3);
+  for (int d = 0; d < 3; d++) {
+    if (!tkc_device_available(HOSTS[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(HOSTS[d]);
+    tkc_tensor *big = tkc_tensor_new(ctx, TKC_UINT8, 1, (const int64_t[]){(int64_t)n}, h);
+    if (!big) fail_msg("%s: %s", HOSTS[d], tkc_last_error());
+    tkc_tensor *tail = tkc_add(tkc_shrink(big, (const int64_t[]){(int64_t)n - 64, (int64_t)n}), tkc_scalar(ctx, TKC_UINT8, 1));
+    uint8_t out[64];
+    tkc_status st = tkc_copy_out(tail, out, sizeof out);
+    if (st) fail_msg("%s: %s", HOSTS[d], tkc_last_error());
+    for (int i = 0; i < 64; i++) assert_int_equal(out[i], (uint8_t)(i * 3 + 1));
+    tkc_ctx_free(ctx);
+  }
+  free(h);
+}
+
+/* sizes at the limits: element counts and byte sizes up to 2^63 - 1 are accepted (lazily), one more is
+ * TKC_ESHAPE naming the op; products that once wrapped (to 4, to 0) are caught */
+static void test_size_boundaries(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  tkc_tensor *u8 = tkc_full(ctx, TKC_UINT8, 1, (const int64_t[]){1}, 1), *f32 = tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){1}, 1);
+  static const int64_t ok_counts[] = {INT32_MAX, INT64_C(1) << 31, INT64_C(1) << 32, INT64_MAX};
+  for (int i = 0; i < 4; i++) {
+    tkc_tensor *e = tkc_expand(u8, 1, &ok_counts[i]);
+    if (!e) fail_msg("expand to %lld: %s", (long long)ok_counts[i], tkc_last_error());
+    assert_int_equal(tkc_numel(e), ok_counts[i]);
+  }
+  assert_non_null(tkc_expand(f32, 1, (const int64_t[]){INT64_MAX / 4}));
+  assert_null(tkc_expand(f32, 1, (const int64_t[]){INT64_MAX / 4 + 1})); /* bytes past 2^63 - 1 */
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_non_null(strstr(tkc_last_error(), "expand"));
+  tkc_tensor *one3 = tkc_full(ctx, TKC_FLOAT32, 3, (const int64_t[]){1, 1, 1}, 1);
+  assert_null(tkc_expand(one3, 3, (const int64_t[]){769546, 494770, 48448661})); /* once wrapped to 4 */
+  assert_non_null(strstr(tkc_last_error(), "overflows 64 bits"));
+  tkc_tensor *empty = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){0}, NULL);
+  assert_null(tkc_reshape(empty, 2, (const int64_t[]){INT64_C(1) << 32, INT64_C(1) << 32})); /* once wrapped to 0 */
+  assert_non_null(strstr(tkc_last_error(), "reshape"));
+  assert_non_null(tkc_reshape(empty, 3, (const int64_t[]){INT64_C(1) << 32, INT64_C(1) << 32, 0})); /* really empty */
+  assert_null(tkc_pad(one3, (const int64_t[]){0, INT64_MAX, 0, 0, 0, 0}, 0));
+  assert_non_null(strstr(tkc_last_error(), "pad"));
+  assert_null(tkc_pad(one3, (const int64_t[]){INT64_MAX, INT64_MAX, 0, 0, 0, 0}, 2.5));
+  assert_null(tkc_tensor_new(ctx, TKC_FLOAT64, 2, (const int64_t[]){INT64_C(1) << 31, INT64_C(1) << 31}, NULL));
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_null(tkc_full(ctx, TKC_INT16, 1, (const int64_t[]){INT64_MAX}, 0));
+  assert_null(tkc_rand(ctx, TKC_FLOAT32, 1, (const int64_t[]){INT64_C(1) << 31}, 1)); /* 32-bit counters */
+  tkc_ctx_free(ctx);
+}
+
 /* WGSL: refused when built, with the reason; small kernels still run */
 static void test_wgsl_refuses(void **state) {
   (void)state;
@@ -131,6 +187,7 @@ static void test_rendered_index_width(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_broadcast_past_int32), cmocka_unit_test(test_sum_past_int32), cmocka_unit_test(test_offset_past_int32),
+      cmocka_unit_test(test_big_tensor_new),       cmocka_unit_test(test_size_boundaries),
       cmocka_unit_test(test_wgsl_refuses),         cmocka_unit_test(test_rendered_index_width),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -26,6 +26,9 @@ tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int 
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "tensors have at most %d dims, not %d", TKC_MAX_DIMS, ndim);
   /* a dtype the device cannot hold fails here, where the op is built, not when its kernel renders */
   if (tkc_ctx_check_dtype(ctx, dt, NULL)) return NULL;
+  /* every node's size is checked here, whatever op made its shape: no wrapped element counts */
+  if (ndim && tkc_shape_size_checked(ndim, shape, (int64_t)tkc_dtype_size(dt), NULL))
+    return tkc_err_null(TKC_ESHAPE, "a %s tensor of shape %s: its size in bytes overflows 64 bits", tkc_dtype_name(dt), TKC_SHAPE_STR(ndim, shape));
   tkc_lazy *n = calloc(1, sizeof *n);
   if (!n) return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
   n->refs = 1;

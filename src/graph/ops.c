@@ -418,16 +418,19 @@ tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "reshape: %d dims (tensors have 0..%d)", ndim, TKC_MAX_DIMS);
   int64_t s[TKC_MAX_DIMS], known = 1, total = tkc_shape_numel(a->node->ndim, a->node->shape);
   int infer = -1;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] == 0) known = 0; /* an empty target: its other dims cannot overflow the count */
   for (int i = 0; i < ndim; i++) {
     s[i] = shape[i];
     if (s[i] == -1) {
       if (infer >= 0) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: more than one -1", TKC_NODE_SHAPE(a->node), TKC_SHAPE_STR(ndim, shape));
       infer = i;
     } else if (s[i] < 0) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: dim %d is %lld", TKC_NODE_SHAPE(a->node), TKC_SHAPE_STR(ndim, shape), i, (long long)s[i]);
-    else known *= s[i];
+    else if (known && __builtin_mul_overflow(known, s[i], &known)) /* (2^32, 2^32) once wrapped to 0 elements */
+      return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: the element count overflows 64 bits", TKC_NODE_SHAPE(a->node), TKC_SHAPE_STR(ndim, shape));
   }
   if (infer >= 0) {
-    if (known == 0 || total % known)
+    if (known == 0 || total % known) /* (a 0 dim beside -1 leaves it undetermined, as numpy) */
       return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: cannot infer the -1 dim (%lld elements are not a multiple of %lld)", TKC_NODE_SHAPE(a->node),
                           TKC_SHAPE_STR(ndim, shape), (long long)total, (long long)known);
     s[infer] = total / known;
@@ -490,6 +493,9 @@ tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape) {
       return tkc_err_null(TKC_ESHAPE, "expand: %s -> %s: dim %d of size %lld cannot become %lld", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape), i, (long long)have,
                           (long long)shape[i]);
   }
+  if (tkc_shape_size_checked(ndim, s, (int64_t)tkc_dtype_size(x->dtype), NULL))
+    return tkc_err_null(TKC_ESHAPE, "expand: %s -> %s: the size of the %s result overflows 64 bits", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, s),
+                        tkc_dtype_name(x->dtype));
   return tkc_wrap(a->ctx, tkc_lz_broadcast(x, ndim, s));
 }
 
@@ -502,7 +508,9 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   for (int i = 0; i < n; i++) {
     if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
       return tkc_err_null(TKC_EINVAL, "pad: %s: negative padding (%lld, %lld) on axis %d", TKC_NODE_SHAPE(x), (long long)pads[2 * i], (long long)pads[2 * i + 1], i);
-    shape[i] = x->shape[i] + pads[2 * i] + pads[2 * i + 1];
+    if (__builtin_add_overflow(x->shape[i], pads[2 * i], &shape[i]) || __builtin_add_overflow(shape[i], pads[2 * i + 1], &shape[i]))
+      return tkc_err_null(TKC_ESHAPE, "pad: %s: padding (%lld, %lld) on axis %d overflows 64 bits", TKC_NODE_SHAPE(x), (long long)pads[2 * i],
+                          (long long)pads[2 * i + 1], i);
   }
   tkc_lazy *p = tkc_lz_move(x, TKC_OP_PAD, pads, 2 * n, n, shape);
   if (!p || value == 0) return tkc_wrap(a->ctx, p);

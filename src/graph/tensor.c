@@ -114,15 +114,17 @@ tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t
 
 static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_VOID; }
 
-static tkc_status check_shape(const char *what, int ndim, const int64_t *shape) {
+/* the dims; a tensor's bytes must fit int64 (kernels index past 2^31 - 1 elements in int64), and
+ * below 2^31 elements where the op says so (limit32: rand's counters are 32-bit) */
+static tkc_status check_shape(const char *what, int ndim, const int64_t *shape, tkc_dtype dt, int limit32) {
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "%s: tensors have 0..%d dims, not %d", what, TKC_MAX_DIMS, ndim);
   if (ndim && !shape) return tkc_err(TKC_EINVAL, "%s: NULL shape for %d dims", what, ndim);
-  int64_t total = 1;
-  for (int i = 0; i < ndim; i++) {
+  for (int i = 0; i < ndim; i++)
     if (shape[i] < 0) return tkc_err(TKC_ESHAPE, "%s: shape %s: dim %d is negative (%lld)", what, TKC_SHAPE_STR(ndim, shape), i, (long long)shape[i]);
-    if (shape[i] && total > INT32_MAX / shape[i]) return tkc_err(TKC_ESHAPE, "%s: shape %s has 2^31 or more elements", what, TKC_SHAPE_STR(ndim, shape));
-    total *= shape[i];
-  }
+  int64_t numel;
+  if (tkc_shape_size_checked(ndim, shape, (int64_t)tkc_dtype_size(dt), &numel))
+    return tkc_err(TKC_ESHAPE, "%s: shape %s of %s: the size in bytes overflows 64 bits", what, TKC_SHAPE_STR(ndim, shape), tkc_dtype_name(dt));
+  if (limit32 && numel > INT32_MAX) return tkc_err(TKC_ESHAPE, "%s: shape %s has 2^31 or more elements", what, TKC_SHAPE_STR(ndim, shape));
   return TKC_OK;
 }
 
@@ -229,7 +231,7 @@ static tkc_status check_ctx_dtype(const char *what, tkc_ctx *ctx, tkc_dtype dt) 
 }
 
 tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data) {
-  if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ndim, shape)) return NULL;
+  if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ndim, shape, dt, 0)) return NULL;
   int64_t numel = tkc_shape_numel(ndim, shape);
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
   tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel, data == NULL) : NULL;
@@ -254,7 +256,7 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
 }
 
 tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double value) {
-  if (check_ctx_dtype(ndim ? "full" : "scalar", ctx, dt) || check_shape("full", ndim, shape)) return NULL;
+  if (check_ctx_dtype(ndim ? "full" : "scalar", ctx, dt) || check_shape("full", ndim, shape, dt, 0)) return NULL;
   tkc_lazy *c = tkc_lz_const(ctx, dt, value, 0, NULL);
   tkc_lazy *n = c ? tkc_lz_broadcast(c, ndim, shape) : NULL;
   tkc_lazy_unref(c);
@@ -298,7 +300,7 @@ static uint64_t mix64(uint64_t x) {
 }
 
 tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
-  if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ndim, shape)) return NULL;
+  if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ndim, shape, dt, 1)) return NULL;
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
   int64_t n = tkc_shape_numel(ndim, shape);
   size_t item = tkc_dtype_size(dt);

@@ -56,5 +56,8 @@ TKC_HIDDEN int tkc_st_from_arg(tkc_st *st, const tkc_arg *a);
 
 /* The number of elements of a shape (1 for 0-d). */
 TKC_HIDDEN int64_t tkc_shape_numel(int ndim, const int64_t *shape);
+/* Overflow-checked sizes, the one place they are computed for new tensors: 0 with *numel (may be NULL)
+ * when every dim is >= 0 and numel * itemsize fits int64; -1 otherwise. */
+TKC_HIDDEN int tkc_shape_size_checked(int ndim, const int64_t *shape, int64_t itemsize, int64_t *numel);
 
 #endif

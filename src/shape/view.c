@@ -359,6 +359,19 @@ int tkc_st_from_arg(tkc_st *st, const tkc_arg *a) {
   return 0;
 }
 
+int tkc_shape_size_checked(int ndim, const int64_t *shape, int64_t itemsize, int64_t *numel) {
+  int64_t n = 1, bytes;
+  for (int i = 0; i < ndim; i++)
+    if (shape[i] < 0) return -1;
+  for (int i = 0; i < ndim; i++)
+    if (!shape[i]) n = 0; /* an empty tensor: no overflow, whatever the other dims */
+  for (int i = 0; i < ndim && n; i++)
+    if (__builtin_mul_overflow(n, shape[i], &n)) return -1;
+  if (__builtin_mul_overflow(n, itemsize > 0 ? itemsize : 1, &bytes)) return -1;
+  if (numel) *numel = n;
+  return 0;
+}
+
 int64_t tkc_shape_numel(int ndim, const int64_t *shape) {
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= shape[i];
