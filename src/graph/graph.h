@@ -13,7 +13,8 @@
 struct tkc_ctx {
   tkc_device *dev;
   struct tkc_tensor *live;    /* doubly linked list of live handles */
-  struct tkc_tensor *spare;   /* freed handles, reused (kept so a use after free is caught) */
+  struct tkc_tensor *spare, *spare_tail; /* freed handles, oldest first: reused only past the quarantine */
+  int64_t nspare;
   int scope_depth;            /* open tkc_scope_begin's */
   int64_t kernels_run, kernels_built; /* tkc_ctx_stats */
   double kernel_s, build_s;
@@ -22,6 +23,9 @@ struct tkc_ctx {
   void *progress_user;
 };
 
+/* A freed handle stays dead (so that using it is caught, not a silent use of some newer tensor) until
+ * this many later frees in its ctx: ~3.7 MB of handles at most per ctx. */
+#define TKC_HANDLE_QUARANTINE 65536
 #define TKC_TENSOR_LIVE 0x7e45a11du
 #define TKC_TENSOR_DEAD 0xdeadbeefu
 

@@ -49,9 +49,13 @@ const char *tkc_ctx_device(const tkc_ctx *ctx) { return ctx ? tkc_device_name(ct
 /* A handle for node (the handle takes over the caller's reference). NULL + error when node is NULL. */
 tkc_tensor *tkc_wrap(tkc_ctx *ctx, tkc_lazy *node) {
   if (!node) return NULL;
-  tkc_tensor *t = ctx->spare;
-  if (t) ctx->spare = t->next;
-  else if (!(t = malloc(sizeof *t))) {
+  tkc_tensor *t = NULL;
+  if (ctx->nspare > TKC_HANDLE_QUARANTINE) { /* the oldest dead handle, freed long enough ago */
+    t = ctx->spare;
+    ctx->spare = t->next;
+    if (!ctx->spare) ctx->spare_tail = NULL;
+    ctx->nspare--;
+  } else if (!(t = malloc(sizeof *t))) {
     tkc_lazy_unref(node);
     return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
   }
@@ -75,8 +79,11 @@ void tkc_tensor_free(tkc_tensor *t) {
   tkc_lazy_unref(t->node);
   t->node = NULL;
   t->magic = TKC_TENSOR_DEAD;
-  t->next = ctx->spare; /* kept, not freed: a later use of this handle is caught */
-  ctx->spare = t;
+  t->next = NULL; /* kept, not freed, at the end of the queue: a later use of this handle is caught */
+  if (ctx->spare_tail) ctx->spare_tail->next = t;
+  else ctx->spare = t;
+  ctx->spare_tail = t;
+  ctx->nspare++;
 }
 
 /* 0 when t can be used; otherwise keeps the first error of a chain (NULL) or reports a dead handle */
