@@ -6,6 +6,9 @@
 #   make bench      build, then run every build/bench_* (JSON lines on stdout; build log on stderr)
 #   make asan       configure build-asan with -fsanitize=address,undefined and run the suite there
 #                   (kernels compiled by `make test` come from its on-disk kernel cache: the same bytes)
+#   make fuzz       build, then run tests/fuzz/fuzz_tensor on every device for FUZZ_MINUTES (default 5) from
+#                   FUZZ_SEED (default: the time), and with clang the libFuzzer targets a minute each (build-fuzz)
+#   make tsan       configure build-tsan with -fsanitize=thread and run the suites that use threads there
 #   make install    build, then install into PREFIX (default /usr/local): library, headers, CMake package, tkc.pc
 #   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
 #   make clean      remove the build directories
@@ -18,6 +21,7 @@
 BUILD_DIR  ?= build
 PREFIX     ?= /usr/local
 ASAN_DIR   ?= build-asan
+TSAN_DIR   ?= build-tsan
 CMAKE      ?= cmake
 CTEST      ?= ctest
 CMAKE_ARGS ?=
@@ -40,7 +44,7 @@ ASAN_ENV := ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on
             LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp
 
 .DEFAULT_GOAL := build
-.PHONY: all deps build test run bench asan clean install
+.PHONY: all deps build test run bench asan tsan clean install fuzz
 
 all: build
 
@@ -91,5 +95,34 @@ asan: deps
 	$(CMAKE_BUILD) $(ASAN_DIR) -j$(JOBS)
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
 
+# the suites with threads: several ctxs at once, parallel compiles, threaded CPU kernels, beam, caches
+TSAN_TESTS := ^(test_tensor_composite|test_llvm|test_wgsl|test_beam|test_tensor_memory|test_disk_cache|test_cpu_runtime|test_cpu_compiler)$$
+tsan: deps
+	$(call configure,$(TSAN_DIR),-DTKC_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTKC_TEST_CACHE_DIR=$(abspath $(BUILD_DIR))/test-kernel-cache)
+	$(CMAKE_BUILD) $(TSAN_DIR) -j$(JOBS)
+	TSAN_OPTIONS=halt_on_error=1 $(CTEST) --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS) -R '$(TSAN_TESTS)'
+
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) build-clang
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) build-clang build-fuzz
+
+FUZZ_MINUTES ?= 5
+FUZZ_SEED    ?= $(shell date +%s)
+FUZZ_DIR     ?= build-fuzz
+# fuzz_tensor in BUILD_DIR (its own kernel cache); the libFuzzer targets need clang: FUZZ_DIR is
+# configured with it once, and each target keeps its corpus in FUZZ_DIR/corpus-NAME between runs.
+fuzz: deps
+	$(call configure,$(BUILD_DIR),-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+	@$(CMAKE) -S . -B $(BUILD_DIR) > /dev/null # a directory configured before cmake/fuzz.cmake existed learns of it
+	$(CMAKE_BUILD) $(BUILD_DIR) -j$(JOBS) --target fuzz_tensor
+	@failed=0; \
+	TKC_CACHE_DIR=$(abspath $(BUILD_DIR))/fuzz-kernel-cache ./$(BUILD_DIR)/fuzz_tensor --seed $(FUZZ_SEED) --minutes $(FUZZ_MINUTES) || failed=1; \
+	if ! command -v clang >/dev/null; then echo "make: no clang: skipping the libFuzzer targets"; exit $$failed; fi; \
+	if [ ! -f $(FUZZ_DIR)/.tkc-configured ]; then \
+	  $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) && echo clang > $(FUZZ_DIR)/.tkc-configured || exit 1; \
+	fi; \
+	$(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_pattern_libfuzzer fuzz_symbolic_libfuzzer || exit 1; \
+	for t in fuzz_pattern fuzz_symbolic; do \
+	  mkdir -p $(FUZZ_DIR)/corpus-$$t; echo "== $$t (libFuzzer, 60 s)"; \
+	  $(FUZZ_DIR)/$${t}_libfuzzer -max_total_time=60 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- $(FUZZ_DIR)/corpus-$$t || failed=1; \
+	done; \
+	exit $$failed

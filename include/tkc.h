@@ -27,7 +27,7 @@
  * scope, out of scopes: then only tkc_tensor_free / tkc_ctx_free free it). Scopes nest. Data still
  * used by a live tensor (an outer or kept one, or one whose graph reads it) lives on. Using a freed
  * handle is an error ("use of a freed tensor"), not a crash, as long as its ctx is alive: a freed
- * handle's memory is not given to a new tensor until 65536 more handles of that ctx have been freed,
+ * handle's memory is not given to a new tensor until 16384 more handles of that ctx have been freed,
  * so a stale handle is not silently another tensor. After tkc_ctx_free, its tensors (and the ctx)
  * must not be used at all: their memory is gone.
  * Threads: a ctx (and its tensors) is used by one thread at a time; use one ctx per thread. */

@@ -1,5 +1,5 @@
 /* test_handles.c — a freed tensor handle is never silently another tensor (issue 16): its memory is
- * not reused for the next TKC_HANDLE_QUARANTINE (65536) frees of its ctx, so using it stays the
+ * not reused for the next TKC_HANDLE_QUARANTINE (16384) frees of its ctx, so using it stays the
  * "use of a freed tensor" error; after that the memory is reused, and a long loop stays bounded. */
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +17,7 @@ static void test_freed_handle_not_recycled(void **state) {
   assert_non_null(a);
   tkc_tensor_free(a);
   tkc_tensor_free(a); /* twice: a no-op */
-  for (int i = 0; i < 65536; i++) { /* the next 65536 tensors never get a's memory */
+  for (int i = 0; i < 16384; i++) { /* the next 16384 tensors never get a's memory */
     tkc_tensor *b = tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, 2);
     assert_non_null(b);
     if (b == a) fail_msg("handle reused after %d frees", i);
@@ -32,7 +32,7 @@ static void test_freed_handle_not_recycled(void **state) {
 }
 
 /* past the quarantine handles are reused, so create/free loops keep a ctx's handle memory bounded: the
- * first handle comes back, but only after more than 65536 frees */
+ * first handle comes back, but only after more than 16384 frees */
 static void test_reuse_is_bounded(void **state) {
   (void)state;
   tkc_ctx *ctx = tkc_ctx_new("INTERP");
@@ -46,7 +46,7 @@ static void test_reuse_is_bounded(void **state) {
     if (i && t == first && !back_at) back_at = i;
     tkc_tensor_free(t);
   }
-  assert_true(back_at > 65536);
+  assert_true(back_at > 16384);
   tkc_ctx_free(ctx);
 }
 

@@ -434,6 +434,7 @@ static void test_float_rules(void **state) {
       {tkc_uop_alu2(g, TKC_OP_ADD, tkc_uop_alu2(g, TKC_OP_ADD, x, kf(g, TKC_FLOAT32, 1.5)), kf(g, TKC_FLOAT32, 2.0)), "(f+3.5)"},
       {tkc_uop_alu2(g, TKC_OP_ADD, x, x), "(f*2)"},
       {tkc_uop_alu2(g, TKC_OP_FDIV, x, x), "(f/f)"}, /* 0/0 is nan: x/x is not folded for floats */
+      {tkc_uop_alu2(g, TKC_OP_MUL, x, kf(g, TKC_FLOAT32, 0.0)), "(f*0)"}, /* inf*0 is nan: x*0 is not folded for floats */
       {tkc_uop_new(g, TKC_OP_CAST, f32, 1, &x, tkc_arg_none()), "f"}, /* cast to its own dtype */
       /* no range analysis on floats: max(f, f*0+...) is not decided */
       {tkc_uop_alu2(g, TKC_OP_MAX, x, kf(g, TKC_FLOAT32, 5.0)), "max(f, 5)"},

@@ -12,15 +12,16 @@
 #include <unistd.h>
 #include "tensor_ref.h"
 
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 #define TKC_TEST_ASAN 1
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 #define TKC_TEST_ASAN 1
 #endif
 #endif
 
-/* Under ASan freed memory sits in ASan's quarantine (up to 256 MB by default), so RSS says nothing
+/* Under ASan freed memory sits in ASan's quarantine (up to 256 MB by default; TSan keeps its own
+ * history), so RSS says nothing
  * about leaks there: the ASan build runs the same cycles (about 110 us each there, ~11 s in all: no
  * need to scale down) and leaves the leak check to LeakSanitizer at exit. */
 #define CYCLES 100000

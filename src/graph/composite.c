@@ -65,7 +65,7 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   t[7] = mul_sum(t[3], t[4], 1, &last, tkc_least_upper_dtype(x->dtype, y->dtype));
   t[3] = t[4] = NULL; /* taken */
   int no = 0;
-  for (int i = 0; i < nb; i++) out[no++] = xs[i] > ys[i] ? xs[i] : ys[i];
+  for (int i = 0; i < nb; i++) out[no++] = xs[i] == 1 ? ys[i] : xs[i]; /* broadcast: 1 takes the other (0 too) */
   if (x->ndim != 1) out[no++] = m;
   if (y->ndim != 1) out[no++] = n;
   tkc_tensor *r = t[7] ? tkc_reshape(t[7], no, out) : NULL;

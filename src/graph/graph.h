@@ -24,8 +24,8 @@ struct tkc_ctx {
 };
 
 /* A freed handle stays dead (so that using it is caught, not a silent use of some newer tensor) until
- * this many later frees in its ctx: ~3.7 MB of handles at most per ctx. */
-#define TKC_HANDLE_QUARANTINE 65536
+ * this many later frees in its ctx: ~0.9 MB of handles at most per ctx. */
+#define TKC_HANDLE_QUARANTINE 16384
 #define TKC_TENSOR_LIVE 0x7e45a11du
 #define TKC_TENSOR_DEAD 0xdeadbeefu
 

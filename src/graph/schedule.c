@@ -163,6 +163,134 @@ fail:
   return NULL;
 }
 
+/* Cuts before scheduling, found by one iterative (post-order) walk of t, so that no kernel is too
+ * big to build:
+ *   - depth: building a kernel recurses once per fused node, so a deep chain (x + a + a + ... 100k
+ *     times) would overflow the C stack; a non-movement node whose fused height (nodes since the last
+ *     cut or buffer) reaches MAX_FUSE_DEPTH becomes a kernel of its own;
+ *   - inputs: a node whose fused region reads more than MAX_REGION_INPUTS distinct buffers (the sum of 40
+ *     tensors) has its largest sources cut until it reads at most that many.
+ * The cuts are scheduled first, in this order, so later builds stop at them (as at buffers). */
+#define MAX_FUSE_DEPTH 128
+#define MAX_REGION_INPUTS (MAX_INPUTS - 1) /* + the output: WebGPU binds at most 32 buffers per shader */
+
+typedef struct region {
+  int height, nleaves, over; /* over: more than MAX_INPUTS distinct buffers */
+  const tkc_lazy *leaves[MAX_REGION_INPUTS];
+} region;
+
+static void region_add(region *r, const tkc_lazy *leaf) {
+  for (int i = 0; i < r->nleaves; i++)
+    if (r->leaves[i] == leaf) return;
+  if (r->nleaves == MAX_REGION_INPUTS) r->over = 1;
+  else r->leaves[r->nleaves++] = leaf;
+}
+
+typedef struct cut_walk {
+  tkc_users map; /* node -> index into regs (count), seen: 1 expanded, 2 done */
+  region *regs;
+  size_t nregs, capregs;
+  tkc_lazy **cuts;
+  size_t ncuts, capcuts;
+} cut_walk;
+
+static int add_cut(cut_walk *w, tkc_lazy *n) {
+  if (w->ncuts == w->capcuts) {
+    tkc_lazy **nn = realloc(w->cuts, (w->capcuts = w->capcuts ? 2 * w->capcuts : 16) * sizeof *nn);
+    if (!nn) return -1;
+    w->cuts = nn;
+  }
+  w->cuts[w->ncuts++] = n;
+  return 0;
+}
+
+static region *region_of(cut_walk *w, const tkc_lazy *n) { return &w->regs[w->map.count[users_slot(&w->map, n)]]; }
+
+/* n's region from its (done) sources, cutting sources or n itself where needed */
+static tkc_status close_region(cut_walk *w, tkc_lazy *n, tkc_lazy *t, region *r) {
+  memset(r, 0, sizeof *r);
+  if (n->kind == TKC_LZ_BUFFER) {
+    region_add(r, n);
+    return TKC_OK;
+  }
+  for (int pass = 0; pass < MAX_INPUTS + 4; pass++) {
+    memset(r, 0, sizeof *r);
+    int biggest = -1, most = 1;
+    for (int i = 0; i < n->nsrc; i++) {
+      const region *c = region_of(w, n->src[i]);
+      r->height = c->height + 1 > r->height ? c->height + 1 : r->height;
+      for (int j = 0; j < c->nleaves; j++) region_add(r, c->leaves[j]);
+      r->over |= c->over;
+      tkc_lazy *base = n->src[i];
+      while (base->kind == TKC_LZ_MOVE) base = base->src[0];
+      if (base->kind != TKC_LZ_BUFFER && (c->nleaves + c->over * MAX_INPUTS) > most) most = c->nleaves + c->over * MAX_INPUTS, biggest = i;
+    }
+    if (!r->over || biggest < 0) break;
+    /* too many buffers: the biggest source's base becomes a kernel (one buffer from here on) */
+    tkc_lazy *base = n->src[biggest];
+    while (base->kind == TKC_LZ_MOVE) base = base->src[0];
+    if (add_cut(w, base)) return tkc_err(TKC_ENOMEM, "out of memory scheduling");
+    region *rb = region_of(w, base);
+    memset(rb, 0, sizeof *rb);
+    region_add(rb, base);
+    for (tkc_lazy *m = n->src[biggest]; m != base; m = m->src[0]) *region_of(w, m) = *rb;
+  }
+  if (r->height >= MAX_FUSE_DEPTH && n->kind != TKC_LZ_MOVE && n != t) {
+    if (add_cut(w, n)) return tkc_err(TKC_ENOMEM, "out of memory scheduling");
+    memset(r, 0, sizeof *r);
+    region_add(r, n);
+  }
+  return TKC_OK;
+}
+
+static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
+  cut_walk w = {0};
+  size_t sp = 0, scap = 64;
+  tkc_lazy **stack = malloc(scap * sizeof *stack);
+  tkc_status st = TKC_OK;
+  if (!stack || users_alloc(&w.map, 1024)) goto oom;
+  stack[sp++] = t;
+  while (sp && !st) {
+    tkc_lazy *n = stack[sp - 1];
+    size_t k = users_entry(&w.map, n);
+    if (k == (size_t)-1) goto oom;
+    if (w.map.seen[k] == 0 && n->kind != TKC_LZ_BUFFER) {
+      w.map.seen[k] = 1;
+      if (sp + 3 > scap) {
+        tkc_lazy **ns = realloc(stack, 2 * scap * sizeof *ns);
+        if (!ns) goto oom;
+        stack = ns, scap *= 2;
+      }
+      for (int i = 0; i < n->nsrc; i++) stack[sp++] = n->src[i];
+      continue;
+    }
+    sp--;
+    if (w.map.seen[k] == 2) continue;
+    if (w.nregs == w.capregs) {
+      region *nr = realloc(w.regs, (w.capregs = w.capregs ? 2 * w.capregs : 256) * sizeof *nr);
+      if (!nr) goto oom;
+      w.regs = nr;
+    }
+    region r;
+    st = close_region(&w, n, t, &r);
+    k = users_slot(&w.map, n);
+    w.regs[w.nregs] = r;
+    w.map.count[k] = (int)w.nregs++;
+    w.map.seen[k] = 2;
+  }
+  goto done;
+oom:
+  st = tkc_err(TKC_ENOMEM, "out of memory scheduling a deep graph");
+done:
+  free(stack);
+  free(w.map.key), free(w.map.count), free(w.map.seen);
+  free(w.regs);
+  if (st) free(w.cuts), w.cuts = NULL, w.ncuts = 0;
+  *cuts_out = w.cuts;
+  *ncuts = w.ncuts;
+  return st;
+}
+
 /* a reduce read by several nodes is computed once, by a kernel of its own (tinygrad's
  * group_realizes): fusing it into each reader would run its loop once per reader */
 static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) { return n->kind == TKC_LZ_REDUCE && users_of(s, n) > 1; }
@@ -259,8 +387,9 @@ static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **o
 /* ---------------------------------------------------------------- fusion decisions */
 
 /* Does a zero-pad pushed into n's kernel region change values (f(0) != 0 somewhere)? */
-static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int depth) {
-  if (depth > 10000) return 1;
+/* budget: nodes visited at most (DAGs); past it, unsafe (the pad is then computed first: always right) */
+static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int *budget) {
+  if (--*budget < 0) return 1;
   switch (n->kind) {
   case TKC_LZ_BUFFER: case TKC_LZ_CONST: case TKC_LZ_IOTA: case TKC_LZ_REDUCE: case TKC_LZ_CONTIGUOUS: return 0;
   default: break;
@@ -268,7 +397,7 @@ static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int depth) {
   if (is_planned(s, n)) return 0;
   if (n->kind == TKC_LZ_ALU && (tkc_op_flags((tkc_op)n->op) & TKC_F_P)) return 1;
   for (int i = 0; i < n->nsrc; i++)
-    if (pad_unsafe(s, n->src[i], depth + 1)) return 1;
+    if (pad_unsafe(s, n->src[i], budget)) return 1;
   return 0;
 }
 
@@ -344,7 +473,8 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     next.m[0] = n;
     memcpy(next.m + 1, mv->m, (size_t)mv->n * sizeof *mv->m);
     if (n->op == TKC_OP_PAD || moves_pad(mv)) {
-      if (pad_unsafe(k->s, n->src[0], 0)) return cut(k, n->src[0], &next, out);
+      int budget = 4096;
+      if (pad_unsafe(k->s, n->src[0], &budget)) return cut(k, n->src[0], &next, out);
     }
     return build(k, n->src[0], &next, in_reduce, out);
   }
@@ -403,13 +533,14 @@ static void shape_arg(tkc_arg *storage, int ndim, const int64_t *shape, tkc_arg 
 /* The reduce the root's values come from through elementwise ops and reshapes, if any: the kernel
  * then computes in that reduce's shape (the same elements: reshapes keep row-major order), so a
  * reduce whose result is reshaped (keepdim=0) still fuses with what follows it. */
-static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, int depth) {
-  if (depth > 64 || n->kind == TKC_LZ_BUFFER || is_planned(s, n)) return NULL;
+static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, int depth, int *budget) {
+  /* budget: nodes visited at most (a DAG that reads each node twice would take 2^depth steps) */
+  if (depth > 64 || --*budget < 0 || n->kind == TKC_LZ_BUFFER || is_planned(s, n)) return NULL;
   if (n->kind == TKC_LZ_REDUCE) return depth && shared_reduce(s, n) ? NULL : n;
   if (n->kind == TKC_LZ_MOVE && n->op != TKC_OP_RESHAPE) return NULL;
   if (n->kind == TKC_LZ_CONTIGUOUS && depth > 0) return NULL;
   for (int i = 0; i < n->nsrc; i++) {
-    const tkc_lazy *r = reduce_below(s, n->src[i], depth + 1);
+    const tkc_lazy *r = reduce_below(s, n->src[i], depth + 1, budget);
     if (r) return r;
   }
   return NULL;
@@ -420,7 +551,8 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (is_planned(s, n)) return TKC_OK;
   kernel k = {.s = s, .root = n};
   moves space = {0};
-  const tkc_lazy *r = reduce_below(s, n, 0);
+  int budget = 4096;
+  const tkc_lazy *r = reduce_below(s, n, 0, &budget);
   tkc_lazy *to_space = NULL; /* reshape root shape -> the reduce's shape */
   if (r && (r->ndim != n->ndim || memcmp(r->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim))) {
     to_space = tkc_lz_move_node(n, r->ndim, r->shape);
@@ -476,7 +608,12 @@ tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) {
   s->g = tkc_graph_new();
   if (!s->g) return tkc_last_status();
   s->users = count_users(t);
-  tkc_status st = schedule_node(s, t);
+  tkc_lazy **cuts;
+  size_t ncuts;
+  tkc_status st = deep_cuts(t, &cuts, &ncuts);
+  for (size_t i = 0; i < ncuts && !st; i++) st = schedule_node(s, cuts[i]);
+  free(cuts);
+  if (!st) st = schedule_node(s, t);
   users_free(s->users);
   s->users = NULL;
   return st;

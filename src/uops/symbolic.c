@@ -332,11 +332,14 @@ static tkc_uop *r_bool_or_const(tkc_graph *g, const tkc_match *m, void *ctx) {
 
 static tkc_uop *r_false(tkc_graph *g, const tkc_match *m, void *ctx) { return bool_const(g, M("x")->dtype.count, false); }
 
-/* x*0 -> 0 (nan when x is a nan/inf constant) */
+/* x*0 -> 0 for ints and bool; for floats only when x is a constant (nan when it is nan/inf): a float
+ * x may be inf or nan at run time, and inf*0 = nan*0 = nan (tinygrad folds it to 0 regardless) */
 static tkc_uop *r_mul_zero(tkc_graph *g, const tkc_match *m, void *ctx) {
   tkc_uop *x = M("x");
-  if (x->op == TKC_OP_CONST && x->arg.kind == TKC_ARG_FLOAT && !isfinite(x->arg.v.f))
-    return tkc_uop_const_float(g, x->dtype, NAN);
+  if (tkc_dt_is_float(x->dtype)) {
+    if (x->op != TKC_OP_CONST) return NULL;
+    if (x->arg.kind == TKC_ARG_FLOAT && !isfinite(x->arg.v.f)) return tkc_uop_const_float(g, x->dtype, NAN);
+  }
   return tkc_uop_const_int(g, x->dtype, 0);
 }
 
@@ -839,7 +842,7 @@ static const tkc_rule simple_rules[] = {
     /* ** zero folding ** */
     {"(CMPLT x x)", r_false},                                          /* x<x -> False */
     {"(CMPNE x<ints> x)", r_false},                                    /* x!=x -> False (ints) */
-    {"(MUL x (CONST[0]))", r_mul_zero},                                /* x*0 -> 0 (nan for a nan/inf const x) */
+    {"(MUL x (CONST[0]))", r_mul_zero},                                /* x*0 -> 0 (floats: const x only) */
     /* ** constant folding ** */
     {"(ALU cvar*)", r_const_fold},                                     /* op(c0, c1, ...) -> c */
     /* bool MUL is AND, ADD/MAX is OR */
