@@ -64,6 +64,21 @@ static int child_main(const char *scenario, const char *dev) {
 
 /* ---------------------------------------------------------------- the parent */
 
+/* the whole file as a string (NULL when it cannot be read) */
+static char *read_file(const char *path) {
+  FILE *f = fopen(path, "r");
+  if (!f) return NULL;
+  struct stat sb;
+  fstat(fileno(f), &sb);
+  char *text = calloc(1, (size_t)sb.st_size + 1);
+  if (text && fread(text, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
+    free(text);
+    text = NULL;
+  }
+  fclose(f);
+  return text;
+}
+
 /* runs the child with TKC_DEBUG=level (kernel caches off, no opts, no beam); its stderr,
  * malloc'ed (NULL when it failed) */
 static char *run_child(const char *scenario, const char *dev, int level) {
@@ -92,17 +107,7 @@ static char *run_child(const char *scenario, const char *dev, int level) {
     print_error("child %s on %s (TKC_DEBUG=%d) failed\n", scenario, dev, level);
     return NULL;
   }
-  FILE *f = fopen(err, "r");
-  if (!f) return NULL;
-  struct stat sb;
-  fstat(fileno(f), &sb);
-  char *text = calloc(1, (size_t)sb.st_size + 1);
-  if (text && fread(text, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-    free(text);
-    text = NULL;
-  }
-  fclose(f);
-  return text;
+  return read_file(err);
 }
 
 /* the launch lines ("*** DEVICE NUM NAME ...") of text: their numbers and names */
@@ -231,19 +236,6 @@ static void test_debug0_silent(void **state) {
 
 /* ---------------------------------------------------------------- dot files */
 
-static char *read_file(const char *path) {
-  FILE *f = fopen(path, "r");
-  if (!f) return NULL;
-  struct stat sb;
-  fstat(fileno(f), &sb);
-  char *text = calloc(1, (size_t)sb.st_size + 1);
-  if (text && fread(text, 1, (size_t)sb.st_size, f) != (size_t)sb.st_size) {
-    free(text);
-    text = NULL;
-  }
-  fclose(f);
-  return text;
-}
 
 static void test_schedule_dot(void **state) {
   (void)state;

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tkc/uop.h"
+#include "fz_driver.h"
 
 #define MAXRULES 4
 #define MAXLEN 4096
@@ -169,32 +170,10 @@ static size_t random_pattern(char *buf, size_t cap) {
   return o.n;
 }
 
-static int run_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return perror(path), 1;
-  uint8_t buf[MAXLEN];
-  size_t n = fread(buf, 1, sizeof buf, f);
-  fclose(f);
-  return test_one(buf, n);
+static size_t gen_pattern(uint64_t seed, long k, uint8_t *buf, size_t cap) {
+  if (k == 0) rng = seed;
+  return random_pattern((char *)buf, cap < 1024 ? cap : 1024);
 }
 
-int main(int argc, char **argv) {
-  uint64_t seed = 1;
-  long count = 10000, failures = 0, files = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--verbose")) verbose = true;
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-    else if (!strcmp(argv[i], "--count") && i + 1 < argc) count = strtol(argv[++i], NULL, 0);
-    else files++, failures += run_file(argv[i]);
-  }
-  if (files) return failures ? 1 : 0;
-  rng = seed;
-  for (long k = 0; k < count; k++) {
-    char buf[1024];
-    size_t n = random_pattern(buf, sizeof buf);
-    failures += test_one((const uint8_t *)buf, n);
-  }
-  printf("fuzz_pattern: %ld inputs, %ld failures\n", count, failures);
-  return failures ? 1 : 0;
-}
+int main(int argc, char **argv) { return fz_driver(argc, argv, "fuzz_pattern", test_one, gen_pattern, &verbose); }
 #endif

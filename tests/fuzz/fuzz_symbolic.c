@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tkc/uop.h"
+#include "fz_driver.h"
 
 #define MAXVARS 4
 #define MAXNODES 96
@@ -335,39 +336,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   return 0;
 }
 #else
-static int run_file(const char *path) {
-  FILE *f = fopen(path, "rb");
-  if (!f) return perror(path), 1;
-  uint8_t buf[1 << 16];
-  size_t n = fread(buf, 1, sizeof buf, f);
-  fclose(f);
-  return test_one(buf, n);
+/* 16..215 bytes of a 64-bit LCG, one stream across the inputs */
+static size_t gen_bytes(uint64_t seed, long k, uint8_t *buf, size_t cap) {
+  static uint64_t s;
+  if (k == 0) s = seed;
+  size_t n = 16 + (size_t)(k % 200);
+  if (n > cap) n = cap;
+  for (size_t i = 0; i < n; i++) {
+    s = s * 6364136223846793005ull + 1442695040888963407ull;
+    buf[i] = (uint8_t)(s >> 56);
+  }
+  return n;
 }
 
-int main(int argc, char **argv) {
-  uint64_t seed = 1;
-  long count = 10000, failures = 0, files = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--verbose")) verbose = true;
-    else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
-    else if (!strcmp(argv[i], "--count") && i + 1 < argc) count = strtol(argv[++i], NULL, 0);
-    else files++, failures += run_file(argv[i]);
-  }
-  if (files) return failures ? 1 : 0;
-  uint64_t s = seed;
-  for (long k = 0; k < count; k++) {
-    uint8_t buf[256];
-    size_t n = 16 + (size_t)(k % 200);
-    for (size_t i = 0; i < n; i++) {
-      s = s * 6364136223846793005ull + 1442695040888963407ull;
-      buf[i] = (uint8_t)(s >> 56);
-    }
-    if (test_one(buf, n)) {
-      failures++;
-      printf("  (input %ld of seed %" PRIu64 ")\n", k, seed);
-    }
-  }
-  printf("fuzz_symbolic: %ld inputs, %ld failures\n", count, failures);
-  return failures ? 1 : 0;
-}
+int main(int argc, char **argv) { return fz_driver(argc, argv, "fuzz_symbolic", test_one, gen_bytes, &verbose); }
 #endif
