@@ -38,7 +38,9 @@ for mode in $modes; do
       say "find_package $p: $out"
     done
     # a shared consumer of the installed library: it is the installed libtkc.so that gets loaded
-    ldd "$work/find/consumer_shared" | grep -q "$libdir/libtkc.so.${version%.*}" || fail "consumer_shared does not load $libdir's libtkc"
+    # (ldd's output taken whole first: grep -q would close the pipe early, and pipefail then fails on ldd's SIGPIPE)
+    deps=$(ldd "$work/find/consumer_shared")
+    [[ $deps == *"$libdir/libtkc.so.${version%.*}"* ]] || fail "consumer_shared does not load $libdir's libtkc"
     export PKG_CONFIG_PATH=$libdir/pkgconfig
     [[ $(pkg-config --modversion tkc) == "$version" ]] || fail "pkg-config --modversion: $(pkg-config --modversion tkc)"
     # shellcheck disable=SC2046
