@@ -51,7 +51,10 @@ typedef struct tkc_tensor tkc_tensor;
 /* A ctx on device "CPU", "LLVM", "CUDA", "WEBGPU" or "INTERP"; NULL = $TKC_DEVICE or the best
  * available device. NULL + TKC_EDEVICE when the device cannot run here. */
 TKC_API tkc_ctx *tkc_ctx_new(const char *device);
-/* Frees the ctx, its tensors and device buffers. NULL is a no-op. */
+/* Frees the ctx, its tensors and device buffers. NULL is a no-op. Within a live ctx a freed tensor
+ * handle stays detected ("use of a freed tensor") for the ctx's next 16384 frees; after
+ * tkc_ctx_free the ctx and all its tensor handles are gone, and passing any of them to tkc (even to
+ * tkc_tensor_free or tkc_ctx_free again) is undefined, as with a pointer after free. */
 TKC_API void tkc_ctx_free(tkc_ctx *ctx);
 /* The ctx's device name (static). */
 TKC_API const char *tkc_ctx_device(const tkc_ctx *ctx);
@@ -153,6 +156,24 @@ TKC_API tkc_tensor *tkc_log_softmax(tkc_tensor *a, int axis);
 /* x NCHW, w OIHW, optional bias (O); square stride and zero padding. */
 TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or_null, int stride, int padding);
 
+/* ---------------------------------------------------------------- variables
+ * A variable is a named int of a ctx with bounds [min, max] (0 <= min <= max < 2^31), bound to a
+ * value before each realize that reads it. Kernels read it as a parameter (DEFINE_VAR), so one
+ * compiled kernel serves every value: the kernel cache builds it once for all of them.
+ *
+ * tkc_dim_var returns the variable's token: an int64 that names it (far below any real dim, so it
+ * is never mistaken for one), 0 with TKC_EINVAL for a bad name (an identifier, at most 31 chars,
+ * unique in the ctx) or bounds. tkc_dim_bind sets its value for the next realizes (TKC_EINVAL out
+ * of bounds, for a token of another ctx or no token). A realize reading an unbound variable fails
+ * with TKC_EINVAL naming it. tkc_dim_value gives a token's bound value (-1 + TKC_EINVAL when
+ * unbound) and a plain dim itself; tkc_dim_is_var tells tokens from dims. tkc_dim_scalar is the
+ * variable as a 0-d int32 tensor: its value at each realize. */
+TKC_API int64_t tkc_dim_var(tkc_ctx *ctx, const char *name, int64_t min, int64_t max);
+TKC_API tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value);
+TKC_API int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim);
+TKC_API int tkc_dim_is_var(int64_t dim);
+TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
+
 /* ---------------------------------------------------------------- running */
 
 /* Computes t (and what it needs) on the ctx's device. */
@@ -171,6 +192,10 @@ TKC_API tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes);
 TKC_API tkc_status tkc_scope_begin(tkc_ctx *ctx);
 TKC_API tkc_status tkc_scope_end(tkc_ctx *ctx);
 TKC_API tkc_tensor *tkc_keep(tkc_tensor *t);
+/* Frees the built kernels and compiled code that no ctx is using right now. They are kept,
+ * process-wide, so that a graph seen again (in any ctx) is not rebuilt; up to 4096 kernels. The
+ * disk cache is not touched. */
+TKC_API void tkc_cache_flush(void);
 /* Realizes t if needed and copies it out row-major; nbytes must equal numel * itemsize. */
 TKC_API tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes);
 /* What the realizes of a ctx have done so far: kernels launched and the seconds spent inside their

@@ -52,14 +52,16 @@ static inline uint32_t k_dtypes_used(tkc_uop *sink, int nbufs, const tkc_dtype *
  * A kernel using a dtype the device's renderer cannot hold (its unsupported_dtypes) must fail to
  * build with TKC_EUNSUPPORTED and a message naming one of those dtypes; when it does, the kernel
  * runs on INTERP instead (so the caller's checks still hold), otherwise TKC_EINTERNAL is returned. */
-static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int nbufs, const tkc_dtype *dts,
-                               const size_t *ns, void **host, const int64_t *vars, int nvars) {
+/* Builds sink as a program called name on dev, runs it on copies of host[i] (ns[i] elements of
+ * dts[i]) and copies the buffers back into host. */
+static inline tkc_status k_run_named(const char *dev, const char *name, tkc_graph *g, tkc_uop *sink, int nbufs, const tkc_dtype *dts,
+                                     const size_t *ns, void **host, const int64_t *vars, int nvars) {
   tkc_device *d = tkc_device_get(dev);
   if (!d) return tkc_last_status();
   const tkc_renderer *r = tkc_device_renderer(d);
   uint32_t bad = r ? r->unsupported_dtypes & k_dtypes_used(sink, nbufs, dts) : 0;
   if (bad) {
-    tkc_program *p = tkc_program_new(d, g, sink, "test_kernel");
+    tkc_program *p = tkc_program_new(d, g, sink, name);
     const char *named = NULL;
     for (int t = 0; t < TKC_VOID && !p; t++)
       if ((bad >> t) & 1u && strstr(tkc_last_error(), tkc_dtype_name((tkc_dtype)t))) named = tkc_dtype_name((tkc_dtype)t);
@@ -72,7 +74,7 @@ static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int
     printf("note: %s rejects %s as expected (TKC_EUNSUPPORTED); checked on INTERP instead\n", dev, named);
     if (!(d = tkc_device_get("INTERP"))) return tkc_last_status();
   }
-  tkc_program *p = tkc_program_new(d, g, sink, "test_kernel");
+  tkc_program *p = tkc_program_new(d, g, sink, name);
   if (!p) return tkc_last_status();
   tkc_buffer *bufs[16] = {0};
   tkc_status st = TKC_OK;
@@ -85,6 +87,11 @@ static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int
   for (int i = 0; i < nbufs; i++) tkc_buffer_free(bufs[i]);
   tkc_program_free(p);
   return st;
+}
+
+static inline tkc_status k_run(const char *dev, tkc_graph *g, tkc_uop *sink, int nbufs, const tkc_dtype *dts,
+                               const size_t *ns, void **host, const int64_t *vars, int nvars) {
+  return k_run_named(dev, "test_kernel", g, sink, nbufs, dts, ns, host, vars, nvars);
 }
 
 /* ---- independent float16 / bfloat16 references (not the library's converters) ---- */

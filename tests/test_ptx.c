@@ -151,7 +151,7 @@ static void check_arch(const char *arch, int sm) {
         unexpected++;
       }
       need_newer++;
-      free(src);
+      tkc_free(src);
       tkc_graph_free(g);
       continue;
     }
@@ -199,7 +199,7 @@ static void check_arch(const char *arch, int sm) {
   printf("ptxas -arch=%s: %zu kernels assembled, %d rejected, %d refused as needing a newer target\n", arch, nk - (size_t)bad,
          rc ? bad : 0, need_newer);
   free(log);
-  for (size_t k = 0; k < nk; k++) free(srcs[k]), free(names[k]);
+  for (size_t k = 0; k < nk; k++) tkc_free(srcs[k]), free(names[k]);
   free(srcs);
   free(names);
   free(module);
@@ -257,7 +257,7 @@ static void add_tensor(tmodule *m, tkc_tensor *t, const char *what) {
     m->kernels++;
     e = next;
   }
-  free(src);
+  tkc_free(src);
 }
 
 static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
@@ -322,7 +322,7 @@ static void test_tensor_api_shared_sum(void **state) {
     printf("%s\n", src);
     fail_msg("the sum's PTX lacks shared memory, st.shared, bar.sync or %%tid.x");
   }
-  free(src);
+  tkc_free(src);
   tkc_ctx_free(ctx);
 }
 
@@ -348,13 +348,13 @@ static void test_tensor_api_mma(void **state) {
       printf("%s\n", src);
       fail_msg("case %zu: mma.sync %s", i, cases[i].want ? "missing" : "where it cannot be");
     }
-    free(src);
+    tkc_free(src);
     if (!i) { /* sm_75 has no m16n8k16: the plain kernel */
       assert_int_equal(tkc_ptx_set_arch("sm_75"), TKC_OK);
       src = tkc_kernels_source(m, "PTX");
       assert_non_null(src);
       assert_null(strstr(src, "mma.sync"));
-      free(src);
+      tkc_free(src);
       tkc_ptx_set_arch(NULL);
     }
   }
@@ -375,7 +375,7 @@ static void test_tensor_api_vector_access(void **state) {
     printf("%s\n", src);
     fail_msg("a + b has no vector loads/stores");
   }
-  free(src);
+  tkc_free(src);
   tkc_tensor *shifted = tkc_shrink(a, (const int64_t[]){0, 64, 1, 61}); /* rows start at 64*r + 1 */
   src = tkc_kernels_source(tkc_add(shifted, tkc_shrink(b, (const int64_t[]){0, 64, 0, 60})), "PTX");
   assert_non_null(src);
@@ -390,7 +390,7 @@ static void test_tensor_api_vector_access(void **state) {
     free(log);
     assert_int_equal(rc, 0);
   }
-  free(src);
+  tkc_free(src);
   tkc_ctx_free(ctx);
 }
 
@@ -439,7 +439,7 @@ static void test_ptxas_rejects_bad_ptx(void **state) {
   assert_non_null(log);
   assert_non_null(strstr(log, "error"));
   free(log);
-  free(src);
+  tkc_free(src);
   tkc_graph_free(g);
 }
 
@@ -492,23 +492,23 @@ static void test_golden_header_params_loop(void **state) {
   assert_true(loop < back);
   assert_non_null(line_with(src, "setp.lt.s32", NULL));
   assert_non_null(strstr(src, "\tret;\n}\n"));
-  free(src);
+  tkc_free(src);
 
   /* the target follows tkc_ptx_set_arch, then $TKC_CUDA_ARCH */
   assert_int_equal(tkc_ptx_set_arch("sm_90"), TKC_OK);
   src = golden(g, kb_transpose(g, 2, 3), "t");
   assert_non_null(strstr(src, ".version 7.8\n.target sm_90\n"));
-  free(src);
+  tkc_free(src);
   assert_int_equal(tkc_ptx_set_arch("sm_90a"), TKC_OK);
   src = golden(g, kb_transpose(g, 2, 3), "t");
   assert_non_null(strstr(src, ".version 8.0\n.target sm_90a\n"));
-  free(src);
+  tkc_free(src);
   assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
   char *saved = getenv("TKC_CUDA_ARCH") ? strdup(getenv("TKC_CUDA_ARCH")) : NULL;
   setenv("TKC_CUDA_ARCH", "sm_86", 1);
   src = golden(g, kb_transpose(g, 2, 3), "t");
   assert_non_null(strstr(src, ".version 7.1\n.target sm_86\n"));
-  free(src);
+  tkc_free(src);
   setenv("TKC_CUDA_ARCH", "kepler", 1);
   assert_null(ptx_of(g, kb_transpose(g, 2, 3), "t"));
   assert_int_equal(tkc_last_status(), TKC_EINVAL);
@@ -526,13 +526,13 @@ static void test_golden_vector_load(void **state) {
   assert_non_null(line_with(src, "ld.global.v4.f32 {%f", "}, [%rd", NULL));
   assert_non_null(line_with(src, "st.global.v4.f32 [%rd", "], {%f", NULL));
   assert_non_null(line_with(src, "mul.rn.f32", NULL));
-  free(src);
+  tkc_free(src);
   /* half x4 under a gate: the alternate lanes are moved in where the gate is false */
   src = golden(g, kb_gated_vec4(g, TKC_FLOAT16, 6, 4), "hvec4");
   assert_non_null(line_with(src, "@%p", " ld.global.v4.b16 {%h", NULL));
   assert_non_null(line_with(src, "@!%p", " mov.b16 %h", NULL));
   assert_non_null(line_with(src, "add.rn.f16", NULL));
-  free(src);
+  tkc_free(src);
   tkc_graph_free(g);
 }
 
@@ -545,7 +545,7 @@ static void test_golden_gated_load(void **state) {
   assert_non_null(ld);
   assert_non_null(alt);
   assert_true(ld < alt);
-  free(src);
+  tkc_free(src);
   /* gated store: the store sits in an IF block skipped by a predicated branch */
   src = golden(g, kb_gated_store(g, 20), "gstore");
   const char *br = line_with(src, "@!%p", "bra $ENDIF_", NULL), *st = line_with(src, "st.global.s32", NULL), *lab = strstr(src, "\n$ENDIF_");
@@ -553,7 +553,7 @@ static void test_golden_gated_load(void **state) {
   assert_non_null(st);
   assert_non_null(lab);
   assert_true(br < st && st < lab);
-  free(src);
+  tkc_free(src);
   tkc_graph_free(g);
 }
 
@@ -573,7 +573,7 @@ static void test_golden_shared_barrier(void **state) {
   assert_non_null(gst);
   assert_true(st < bar && bar < ld && ld < gst);
   assert_null(strstr(src, "$LOOP_")); /* launch indices, no loops */
-  free(src);
+  tkc_free(src);
   tkc_graph_free(g);
 }
 
@@ -586,14 +586,14 @@ static void test_golden_wmma(void **state) {
   assert_non_null(mma);
   assert_non_null(line_with(src, "mov.b32 %r", ", {%h", ", %h", "}", NULL)); /* two halves per register */
   assert_non_null(line_with(src, "mov.u32 %r", "%tid.x", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_wmma(g, TKC_FLOAT32, TKC_FLOAT32, 8), "mma_tf32");
   assert_non_null(line_with(src, "mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_wmma(g, TKC_FLOAT16, TKC_FLOAT16, 16), "mma_h");
   assert_non_null(line_with(src, "mma.sync.aligned.m16n8k16.row.col.f16.f16.f16.f16 {%r", NULL));
   assert_non_null(line_with(src, "mov.b32 {%h", ", %h", "}, %r", NULL)); /* unpacking the result */
-  free(src);
+  tkc_free(src);
   assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
   tkc_graph_free(g);
 }
@@ -607,33 +607,33 @@ static void test_golden_rewrites(void **state) {
   assert_non_null(line_with(src, "setp.ne.b16 %p", NULL));
   assert_non_null(line_with(src, "xor.pred", NULL));
   assert_non_null(line_with(src, "st.global.u8", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_matmul(g, 3, 4, 5), "mm");
   assert_non_null(line_with(src, "fma.rn.f32", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_divmod(g, TKC_INT32, 40), "dm");
   assert_non_null(line_with(src, "setp.eq.s32", ", 0;", NULL));
   assert_non_null(line_with(src, "setp.eq.s32", ", -1;", NULL));
   assert_non_null(line_with(src, "div.s32", NULL));
   assert_non_null(line_with(src, "rem.s32", NULL));
   assert_non_null(line_with(src, "@%p", "neg.s32", NULL)); /* INT_MIN / -1 wraps */
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_elementwise2(g, TKC_OP_ADD, TKC_BFLOAT16, TKC_BFLOAT16, 8), "bf");
   assert_non_null(line_with(src, "ld.global.b16 %rs", NULL));
   assert_non_null(line_with(src, "shl.b32", ", 16;", NULL));
   assert_non_null(line_with(src, "and.b32", ", 0xFFFF0000;", NULL)); /* bf16 rounding (to nearest even, then the low bits cleared) */
   assert_non_null(line_with(src, "st.global.b16", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_unary(g, TKC_FLOAT16, 4), "hun"); /* no f16 form: computed in f32 */
   assert_non_null(line_with(src, "lg2.approx.f32", NULL));
   assert_non_null(line_with(src, "ex2.approx.f16", NULL));
   assert_non_null(line_with(src, "cvt.rn.f16.f32", NULL));
-  free(src);
+  tkc_free(src);
   src = golden(g, kb_unary(g, TKC_FLOAT64, 4), "dun"); /* f64: no approx instructions, inline sequences */
   assert_null(strstr(src, "approx.f64"));
   assert_non_null(line_with(src, "sqrt.rn.f64", NULL));
   assert_non_null(line_with(src, "rcp.rn.f64", NULL));
-  free(src);
+  tkc_free(src);
   tkc_graph_free(g);
 }
 
@@ -686,7 +686,7 @@ static void test_renderer_refuses(void **state) {
   expect_unsupported(g, w, "sm_80");
   char *k8 = ptx_of(g, kb_wmma(g, TKC_FLOAT16, TKC_FLOAT32, 8), "k8"); /* k8 f16 exists on sm_75 */
   assert_non_null(k8);
-  free(k8);
+  tkc_free(k8);
   assert_int_equal(tkc_ptx_set_arch(NULL), TKC_OK);
   tkc_graph_free(g);
 }

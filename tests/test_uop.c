@@ -704,7 +704,7 @@ static void check_ranges_brute(tkc_uop *root, const leafv *leaves, int nleaves) 
   }
   free(pos);
   free(val);
-  free(order);
+  tkc_free(order);
 }
 
 static void test_range_brute_force(void **state) {

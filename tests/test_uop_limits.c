@@ -131,18 +131,18 @@ static void test_deep_expression_strings(void **state) {
   char *s = tkc_uop_expr_str(x);
   assert_non_null(s);
   assert_non_null(strstr(s, "..."));
-  free(s);
+  tkc_free(s);
   s = tkc_uop_str(x); /* the listing is iterative: every node, no recursion */
   assert_non_null(s);
   assert_true(strlen(s) > 200000);
-  free(s);
+  tkc_free(s);
   /* shared subexpressions: x2 = x1 + x1 ... printed as a tree would be 2^60 long: capped */
   tkc_uop *y = tkc_uop_var(g, "j", 0, 10);
   for (int i = 0; i < 60; i++) y = tkc_uop_alu2(g, TKC_OP_ADD, y, y);
   s = tkc_uop_expr_str(y);
   assert_non_null(s);
   assert_true(strlen(s) < (4u << 20));
-  free(s);
+  tkc_free(s);
   tkc_graph_free(g);
 }
 

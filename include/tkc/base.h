@@ -70,6 +70,28 @@ TKC_API const char *tkc_version(void);
 /* Frees memory that tkc handed to the caller (strings from *_str / *_source functions). NULL is a no-op. */
 TKC_API void tkc_free(void *p);
 
+/* The allocator all of tkc's host memory comes from (device buffers of the host devices included),
+ * in the shape of Lua's lua_Alloc:
+ *   fn(ud, NULL, 0, n)      allocates n bytes (n > 0);
+ *   fn(ud, p, osize, n)     resizes block p of osize bytes to n; on failure returns NULL and leaves
+ *                           p as it was;
+ *   fn(ud, p, osize, 0)     frees p; returns NULL.
+ * Blocks must be aligned for any type (max_align_t), like malloc's. A NULL result is an
+ * allocation failure: the tkc call that needed the memory returns TKC_ENOMEM and the ctx stays
+ * usable. Memory the device drivers, the C compiler or LLVM take is theirs and does not pass here. */
+typedef void *(*tkc_alloc_fn)(void *ud, void *ptr, size_t osize, size_t nsize);
+/* Sets the allocator for blocks taken from now on, for the whole process (tkc's caches are shared
+ * between ctxs, so this is not a ctx option); fn NULL restores the C library's. Every block is
+ * freed by the allocator that made it, so this may be called at any time, from any thread; fn
+ * must be thread-safe if tkc is used from several threads. At most 64 distinct (fn, ud) pairs per
+ * process (TKC_EINVAL after that). */
+TKC_API tkc_status tkc_set_allocator(tkc_alloc_fn fn, void *ud);
+/* The allocator new blocks come from, and its ud in *ud (ud may be NULL). */
+TKC_API tkc_alloc_fn tkc_get_allocator(void **ud);
+/* Host memory tkc holds right now, over all ctxs and caches: live blocks and the bytes asked
+ * for (either pointer may be NULL). */
+TKC_API void tkc_memory_stats(size_t *blocks, size_t *bytes);
+
 #ifdef __cplusplus
 }
 #endif

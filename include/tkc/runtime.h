@@ -89,7 +89,9 @@ TKC_API void tkc_program_launch_dims(const tkc_program *p, const int64_t *vars, 
 
 /* Runs p with nbufs buffers (in DEFINE_GLOBAL order, each of p's device and at least as large as the
  * kernel indexes) and nvars int values (in tkc_program_var_name order, each within its bounds).
- * TKC_EINVAL on a wrong count / NULL / wrong device; TKC_ERUNTIME if the device fails. With
+ * TKC_EINVAL on a wrong count / NULL / wrong device, and for a buffer smaller than the largest
+ * index the range analysis finds for it among the kernel's ungated indices (indices that depend on a
+ * variable or on loaded data are the caller's to keep in bounds); TKC_ERUNTIME if the device fails. With
  * TKC_DEBUG>=2 prints one line (number, name, memory, time, GFLOPS, GB/s, sizes) to stderr. */
 TKC_API tkc_status tkc_program_launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars);
 

@@ -137,7 +137,9 @@ typedef struct tkc_graph tkc_graph;
 
 /* A new empty graph; NULL (TKC_ENOMEM) on allocation failure. */
 TKC_API tkc_graph *tkc_graph_new(void);
-/* Frees the graph and every UOp in it. NULL is a no-op. */
+/* Frees the graph and every UOp in it. NULL is a no-op. UOps are plain pointers into the graph's
+ * memory, not checked handles: using one after its graph is freed is undefined (as with a pointer
+ * after free). */
 TKC_API void tkc_graph_free(tkc_graph *g);
 /* Number of distinct UOps alive in g. */
 TKC_API size_t tkc_graph_size(const tkc_graph *g);

@@ -15,10 +15,23 @@
 TKC_HIDDEN tkc_status tkc_err(tkc_status s, const char *fmt, ...) TKC_PRINTF(2, 3);
 /* Same, returning NULL for pointer-returning functions. */
 TKC_HIDDEN void *tkc_err_null(tkc_status s, const char *fmt, ...) TKC_PRINTF(2, 3);
+/* Counts the failures recorded on this thread: a caller that compares it before and after a call
+ * knows whether the callee gave a reason, and adds its own only when not (keeping the first). */
+TKC_HIDDEN unsigned tkc_err_serial(void);
 /* $TKC_DEBUG as an int (read once). */
 TKC_HIDDEN int tkc_debug_level(void);
 /* Seconds on the monotonic clock (for durations). */
 TKC_HIDDEN double tkc_now_s(void);
+
+/* Host memory, from the allocator set by tkc_set_allocator (see alloc.c). Blocks from these must
+ * be freed with tkc_free (public, in tkc/base.h), never with free(). */
+TKC_HIDDEN void *tkc_malloc(size_t n);
+TKC_HIDDEN void *tkc_calloc(size_t count, size_t size);
+TKC_HIDDEN void *tkc_realloc(void *p, size_t n); /* NULL on failure, p untouched */
+TKC_HIDDEN char *tkc_strdup(const char *s);
+/* align: a power of two >= 16; free with tkc_free_aligned. */
+TKC_HIDDEN void *tkc_malloc_aligned(size_t n, size_t align);
+TKC_HIDDEN void tkc_free_aligned(void *p);
 
 /* A growable byte buffer for building strings. On allocation failure it sets oom and drops text. */
 typedef struct tkc_sbuf {

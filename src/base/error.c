@@ -7,9 +7,11 @@
 
 static _Thread_local char err_msg[1024];
 static _Thread_local tkc_status err_status;
+static _Thread_local unsigned err_serial;
 
 static void set_error(tkc_status s, const char *fmt, va_list ap) {
   err_status = s;
+  err_serial++;
   vsnprintf(err_msg, sizeof err_msg, fmt, ap);
   if (tkc_debug_level() >= 2) fprintf(stderr, "tkc: %s: %s\n", tkc_status_str(s), err_msg);
 }
@@ -32,6 +34,7 @@ void *tkc_err_null(tkc_status s, const char *fmt, ...) {
 
 const char *tkc_last_error(void) { return err_msg; }
 tkc_status tkc_last_status(void) { return err_status; }
+unsigned tkc_err_serial(void) { return err_serial; }
 void tkc_clear_error(void) { err_status = TKC_OK; err_msg[0] = 0; }
 
 const char *tkc_status_str(tkc_status s) {
@@ -54,8 +57,6 @@ const char *tkc_status_str(tkc_status s) {
 #define STR(x) STR_(x)
 const char *tkc_version(void) { return STR(TKC_VERSION_MAJOR) "." STR(TKC_VERSION_MINOR) "." STR(TKC_VERSION_PATCH); }
 
-void tkc_free(void *p) { free(p); }
-
 int tkc_debug_level(void) {
   static _Atomic int level = -1; /* read once; threads racing here store the same value */
   int v = atomic_load_explicit(&level, memory_order_relaxed);
@@ -72,7 +73,7 @@ static void sbuf_grow(tkc_sbuf *b, size_t need) {
   if (b->oom || b->len + need + 1 <= b->cap) return;
   size_t cap = b->cap ? b->cap : 256;
   while (cap < b->len + need + 1) cap *= 2;
-  char *s = realloc(b->s, cap);
+  char *s = tkc_realloc(b->s, cap);
   if (!s) { b->oom = 1; return; }
   b->s = s;
   b->cap = cap;
@@ -102,7 +103,7 @@ void tkc_sbuf_puts(tkc_sbuf *b, const char *s) {
 
 char *tkc_sbuf_take(tkc_sbuf *b) {
   if (!b->oom && !b->s) sbuf_grow(b, 0);
-  if (b->oom) { free(b->s); b->s = NULL; return tkc_err_null(TKC_ENOMEM, "out of memory building a string"); }
+  if (b->oom) { tkc_free(b->s); b->s = NULL; return tkc_err_null(TKC_ENOMEM, "out of memory building a string"); }
   b->s[b->len] = 0;
   char *s = b->s;
   b->s = NULL;

@@ -33,11 +33,11 @@ struct tkc_packer {
 
 tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, uint32_t scalar_access) {
   if (width < 2 || width > TKC_MAX_VEC) return tkc_err_null(TKC_EINTERNAL, "expander: vector width %d", width);
-  tkc_packer *p = calloc(1, sizeof *p);
+  tkc_packer *p = tkc_calloc(1, sizeof *p);
   if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
   *p = (tkc_packer){.g = g, .w = width, .naccs = naccs, .aligned = aligned, .scalar_access = scalar_access, .cap = 1u << MEMO_BITS};
-  if (!(p->memo = calloc(p->cap, sizeof *p->memo))) {
-    free(p);
+  if (!(p->memo = tkc_calloc(p->cap, sizeof *p->memo))) {
+    tkc_free(p);
     return tkc_err_null(TKC_ENOMEM, "out of memory expanding a kernel");
   }
   return p;
@@ -45,8 +45,8 @@ tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, ui
 
 void tkc_packer_free(tkc_packer *p) {
   if (!p) return;
-  free(p->memo);
-  free(p);
+  tkc_free(p->memo);
+  tkc_free(p);
 }
 
 static size_t lanes_hash(tkc_uop *const *l, int w) {
@@ -64,7 +64,7 @@ static memo_entry *memo_slot(tkc_packer *p, tkc_uop *const *l) {
 static int memo_grow(tkc_packer *p) {
   memo_entry *old = p->memo;
   size_t ocap = p->cap;
-  p->memo = calloc(ocap * 2, sizeof *p->memo);
+  p->memo = tkc_calloc(ocap * 2, sizeof *p->memo);
   if (!p->memo) {
     p->memo = old;
     return -1;
@@ -72,7 +72,7 @@ static int memo_grow(tkc_packer *p) {
   p->cap = ocap * 2;
   for (size_t i = 0; i < ocap; i++)
     if (old[i].result) *memo_slot(p, old[i].lanes) = old[i];
-  free(old);
+  tkc_free(old);
   return 0;
 }
 

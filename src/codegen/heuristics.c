@@ -60,7 +60,7 @@ static void load_strides(const tkc_uop *ast, int ndim, strides *S) {
     S->n++;
   }
   tkc_graph_free(g);
-  free(order);
+  tkc_free(order);
 }
 
 static bool has_transcendental(const tkc_uop *ast) {
@@ -69,7 +69,7 @@ static bool has_transcendental(const tkc_uop *ast) {
   bool found = !order;
   for (size_t i = 0; order && i < n && !found; i++)
     found = order[i]->op == TKC_OP_EXP2 || order[i]->op == TKC_OP_LOG2 || order[i]->op == TKC_OP_SIN || order[i]->op == TKC_OP_POW;
-  free(order);
+  tkc_free(order);
   return found;
 }
 
@@ -103,7 +103,7 @@ static bool all_reduce(const tkc_uop *ast, int d) {
     for (uint32_t k = 0; k < axes->n; k++) has |= axes->v.t[k].v.i == d;
     all = has;
   }
-  free(order);
+  tkc_free(order);
   return all;
 }
 

@@ -60,21 +60,21 @@ static int build(lin *l, tkc_uop *sink) {
   size_t n;
   tkc_uop **order = tkc_toposort(sink, &n);
   if (!order) return -1;
-  l->nodes = calloc(n, sizeof *l->nodes);
-  if (!l->nodes) { free(order); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
+  l->nodes = tkc_calloc(n, sizeof *l->nodes);
+  if (!l->nodes) { tkc_free(order); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
   l->n = n;
   for (size_t i = 0; i < n; i++) {
     node *nd = &l->nodes[i];
     nd->u = order[i];
     nd->scope = -1;
-    if (tkc_umap_put(&l->index, order[i], (tkc_uop *)(uintptr_t)(i + 1))) { free(order); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
+    if (tkc_umap_put(&l->index, order[i], (tkc_uop *)(uintptr_t)(i + 1))) { tkc_free(order); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
     if (is_scope(order[i])) {
-      if (l->nscopes == MAX_SCOPES) { free(order); return tkc_err(TKC_EUNSUPPORTED, "linearize: more than %d RANGE/IF scopes", MAX_SCOPES); }
+      if (l->nscopes == MAX_SCOPES) { tkc_free(order); return tkc_err(TKC_EUNSUPPORTED, "linearize: more than %d RANGE/IF scopes", MAX_SCOPES); }
       l->scope_node[l->nscopes] = (int)i;
       nd->scope = l->nscopes++;
     }
   }
-  free(order);
+  tkc_free(order);
   /* contexts, in toposort order (sources first) */
   for (size_t i = 0; i < n; i++) {
     node *nd = &l->nodes[i];
@@ -93,9 +93,9 @@ static int build(lin *l, tkc_uop *sink) {
   /* users and waiting counts; a DEFINE_ACC waits only for its initial value */
   size_t total = 0;
   for (size_t i = 0; i < n; i++) total += l->nodes[i].u->nsrc;
-  int *pool = l->user_pool = malloc((total + 1) * sizeof *pool);
-  int *fill = calloc(n + 1, sizeof *fill);
-  if (!pool || !fill) { free(fill); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
+  int *pool = l->user_pool = tkc_malloc((total + 1) * sizeof *pool);
+  int *fill = tkc_calloc(n + 1, sizeof *fill);
+  if (!pool || !fill) { tkc_free(fill); return tkc_err(TKC_ENOMEM, "out of memory linearizing"); }
   for (size_t i = 0; i < n; i++) {
     node *nd = &l->nodes[i];
     int nsrc = nd->u->op == TKC_OP_DEFINE_ACC ? 1 : nd->u->nsrc;
@@ -115,7 +115,7 @@ static int build(lin *l, tkc_uop *sink) {
     for (int s = 0; s < l->nscopes; s++)
       if (nd->inside >> s & 1) l->pending[s]++;
   }
-  free(fill);
+  tkc_free(fill);
   return 0;
 }
 
@@ -191,7 +191,7 @@ tkc_uop **tkc_linearize(tkc_graph *g, tkc_uop *sink, size_t *n) {
   lin l = {.g = g};
   tkc_uop **result = NULL;
   if (build(&l, sink)) goto done;
-  l.out = malloc((l.n + (size_t)l.nscopes + 1) * sizeof *l.out);
+  l.out = tkc_malloc((l.n + (size_t)l.nscopes + 1) * sizeof *l.out);
   if (!l.out) { tkc_err(TKC_ENOMEM, "out of memory linearizing"); goto done; }
   for (;;) {
     int r = step(&l);
@@ -207,9 +207,9 @@ tkc_uop **tkc_linearize(tkc_graph *g, tkc_uop *sink, size_t *n) {
   l.out = NULL;
   *n = l.nout;
 done:
-  free(l.out);
-  free(l.user_pool);
-  free(l.nodes);
+  tkc_free(l.out);
+  tkc_free(l.user_pool);
+  tkc_free(l.nodes);
   tkc_umap_free(&l.index);
   return result;
 }

@@ -204,7 +204,7 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
   int nun = lane_axes(L, TKC_AX_UNROLL, dims, lanes + ngroup, &nun_lanes);
   int64_t nl = ngr * nun_lanes;
-  tkc_uop **vals = malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
+  tkc_uop **vals = tkc_malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
   if (!vals) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   tkc_uop *ident = identity_of(g, op, u->dtype);
   for (int64_t lane = 0; lane < nl; lane++) { /* lane = group lane + ngr * unroll lane */
@@ -249,7 +249,7 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   }
   r = fold(g, op, terms, nt);
 done:
-  free(vals);
+  tkc_free(vals);
   return r && grouped > 1 ? combine_group(L, op, r, ident) : r;
 }
 
@@ -397,7 +397,7 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
     sink = lower_kernel(g, ast, ks, r, order, n);
     idx_scalar = TKC_INT32;
   }
-  free(order);
+  tkc_free(order);
   return sink;
 }
 
@@ -420,7 +420,7 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
   int nup = lane_axes(&L, TKC_AX_UPCAST, NULL, up, &nl);
   size_t nparams = 0;
   for (size_t i = 0; i < n; i++) nparams += order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0;
-  tkc_uop **src = malloc(((size_t)nl + nparams) * sizeof *src), *sink = NULL;
+  tkc_uop **src = tkc_malloc(((size_t)nl + nparams) * sizeof *src), *sink = NULL;
   int64_t ns = 0;
   if (!src) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   set_indices(&L);
@@ -452,7 +452,7 @@ done:
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
   for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);
-  free(src);
+  tkc_free(src);
   return sink;
 }
 

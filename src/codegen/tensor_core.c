@@ -151,7 +151,7 @@ tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tk
   if (!order) return NULL;
   for (size_t i = 0; i < n && ns < (int)TKC_COUNTOF(src); i++)
     if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
-  free(order);
+  tkc_free(order);
   tkc_uop *sink = tkc_uop_sink(g, ns, src);
   return sink ? tkc_simplify(g, sink) : NULL;
 }

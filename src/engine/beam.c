@@ -149,7 +149,7 @@ typedef struct search {
 
 /* prepares and compiles (together) cands[0..n) */
 static void prepare(search *S, cand *c, int n) {
-  tkc_program **progs = calloc((size_t)n + 1, sizeof *progs);
+  tkc_program **progs = tkc_calloc((size_t)n + 1, sizeof *progs);
   int np = 0;
   for (int i = 0; i < n; i++) {
     char name[160];
@@ -160,7 +160,7 @@ static void prepare(search *S, cand *c, int n) {
   }
   if (np) tkc_compile_all(progs, np, S->threads, NULL, NULL); /* failures show as launch errors */
   tkc_clear_error(); /* refused candidates are not the caller's errors */
-  free(progs);
+  tkc_free(progs);
 }
 
 /* times a prepared candidate: best of 3 launches, one when it is past 3x best (the beam's best so
@@ -210,9 +210,9 @@ static void drop(cand *c, int n) {
 /* output of p on the search's buffers into a malloc'ed copy */
 static void *output_of(search *S, tkc_program *p) {
   size_t nb = tkc_buffer_nbytes(S->bufs[0]);
-  void *out = malloc(nb ? nb : 1);
+  void *out = tkc_malloc(nb ? nb : 1);
   if (out && (tkc_program_launch_quiet(p, S->bufs, S->nbufs, NULL, 0) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
-    free(out);
+    tkc_free(out);
     out = NULL;
   }
   return out;
@@ -225,19 +225,19 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
   if (width < 1) width = 1;
   if (!S.r) return tkc_err(TKC_EUNSUPPORTED, "beam search: device %s has no renderer to time kernels with", tkc_device_name(d));
   if (!(S.ast = tkc_engine_kernel_ast(g, ast, S.r))) return tkc_last_status();
-  cand *beam = calloc((size_t)width + 2, sizeof *beam), *next = calloc(MAX_ROUND, sizeof *next);
-  cand *all = calloc((size_t)width + MAX_ROUND + 2, sizeof *all);
+  cand *beam = tkc_calloc((size_t)width + 2, sizeof *beam), *next = tkc_calloc(MAX_ROUND, sizeof *next);
+  cand *all = tkc_calloc((size_t)width + MAX_ROUND + 2, sizeof *all);
   tkc_opt act[256];
   int nact = actions(act), nbeam = 2, nseen = 0, capseen = 4096;
-  uint64_t *seen = malloc((size_t)capseen * sizeof *seen);
+  uint64_t *seen = tkc_malloc((size_t)capseen * sizeof *seen);
   tkc_status st = beam && next && all && seen ? TKC_OK : tkc_err(TKC_ENOMEM, "beam search: out of memory");
   for (int i = 0; !st && i < bufs->n; i++) { /* the kernel's buffers, inputs random */
     S.bufs[i] = tkc_buffer_new(d, bufs->dt[i], bufs->numel[i]);
     size_t nb = bufs->numel[i] * tkc_dtype_size(bufs->dt[i]);
-    void *host = i && S.bufs[i] ? malloc(nb ? nb : 1) : NULL;
+    void *host = i && S.bufs[i] ? tkc_malloc(nb ? nb : 1) : NULL;
     if (host) fill_random(host, bufs->dt[i], bufs->numel[i], 12345u + (uint32_t)i);
     if (!S.bufs[i] || (i && (!host || tkc_buffer_copyin(S.bufs[i], host, nb)))) st = tkc_last_status() ? tkc_last_status() : TKC_ENOMEM;
-    free(host);
+    tkc_free(host);
   }
   tkc_kshape base, heur;
   if (!st && !(st = tkc_kshape_init(&base, S.ast))) {
@@ -271,7 +271,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
         for (int k = 0; k < nseen && !dup; k++) dup = seen[k] == h;
         if (dup) continue;
         if (nseen == capseen) {
-          uint64_t *s2 = realloc(seen, (size_t)(capseen *= 2) * sizeof *seen);
+          uint64_t *s2 = tkc_realloc(seen, (size_t)(capseen *= 2) * sizeof *seen);
           if (!s2) break;
           seen = s2;
         }
@@ -298,7 +298,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
     prepare(&S, &ref, 1);
     void *want = ref.p ? output_of(&S, ref.p) : NULL, *got = want && beam[0].p ? output_of(&S, beam[0].p) : NULL;
     bool agree = want && got && same_output(got, want, bufs->dt[0], bufs->numel[0]);
-    free(want), free(got);
+    tkc_free(want), tkc_free(got);
     tkc_program_free(ref.p);
     const tkc_kshape *pick = agree ? &beam[0].ks : &heur;
     if (!agree && tkc_debug_level() >= 1) fprintf(stderr, "tkc: beam: the fastest opts disagree with the kernel without opts; keeping the heuristics'\n");
@@ -309,7 +309,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
   }
   if (beam) drop(beam, nbeam);
   for (int i = 0; i < bufs->n; i++) tkc_buffer_free(S.bufs[i]);
-  free(beam), free(next), free(all), free(seen);
+  tkc_free(beam), tkc_free(next), tkc_free(all), tkc_free(seen);
   res->search_s = tkc_now_s() - S.t0;
   res->tried = S.tried;
   return st;
@@ -320,7 +320,7 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
 /* the disk cache key: tkc's version and the kernel key */
 static char *disk_key(const char *key, size_t *n) {
   size_t kl = strlen(key), vl = strlen(tkc_version());
-  char *s = malloc(vl + kl + 16);
+  char *s = tkc_malloc(vl + kl + 16);
   if (s) *n = (size_t)sprintf(s, "tkc %s beam\n%s", tkc_version(), key);
   return s;
 }
@@ -329,11 +329,11 @@ bool tkc_beam_load(const char *key, tkc_opt *opts, int *nopts) {
   size_t n = 0, kl = 0;
   char *dk = disk_key(key, &kl);
   int32_t *v = dk ? tkc_dcache_get("beam", dk, kl, &n) : NULL;
-  free(dk);
+  tkc_free(dk);
   bool ok = v && n % (3 * sizeof *v) == 0 && n / (3 * sizeof *v) <= TKC_MAX_OPTS;
   for (size_t i = 0; ok && i < n / (3 * sizeof *v); i++) opts[i] = (tkc_opt){(tkc_opt_op)v[3 * i], v[3 * i + 1], v[3 * i + 2]};
   if (ok) *nopts = (int)(n / (3 * sizeof *v));
-  free(v);
+  tkc_free(v);
   return ok;
 }
 
@@ -343,5 +343,5 @@ void tkc_beam_store(const char *key, const tkc_opt *opts, int nopts) {
   size_t kl = 0;
   char *dk = disk_key(key, &kl);
   if (dk) tkc_dcache_put("beam", dk, kl, v, (size_t)nopts * 3 * sizeof *v);
-  free(dk);
+  tkc_free(dk);
 }

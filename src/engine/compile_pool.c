@@ -49,10 +49,10 @@ int tkc_compile_threads(const tkc_device *d) { return d->impl->compile_threadsaf
 
 tkc_status tkc_compile_all(tkc_program *const *progs, int n, int threads, tkc_compiled_fn done, void *user) {
   if (n <= 0) return TKC_OK;
-  job *jobs = calloc((size_t)n, sizeof *jobs);
-  int *order = calloc((size_t)n, sizeof *order);
+  job *jobs = tkc_calloc((size_t)n, sizeof *jobs);
+  int *order = tkc_calloc((size_t)n, sizeof *order);
   if (!jobs || !order) {
-    free(jobs), free(order);
+    tkc_free(jobs), tkc_free(order);
     return tkc_err(TKC_ENOMEM, "out of memory compiling %d kernels", n);
   }
   pool pl = {.progs = progs, .jobs = jobs, .n = n, .order = order};
@@ -87,6 +87,6 @@ tkc_status tkc_compile_all(tkc_program *const *progs, int n, int threads, tkc_co
   tkc_status st = TKC_OK;
   for (int i = 0; i < n && !st; i++)
     if (jobs[i].st) st = tkc_err(jobs[i].st, "%s", jobs[i].msg);
-  free(jobs), free(order);
+  tkc_free(jobs), tkc_free(order);
   return st;
 }

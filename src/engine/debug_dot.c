@@ -38,7 +38,7 @@ static void uops_dot(tkc_sbuf *b, const char *name, tkc_uop *const *order, size_
       tkc_dot_escape(b, a);
     }
     tkc_sbuf_puts(b, "\"];\n");
-    free(a);
+    tkc_free(a);
     for (int j = 0; j < u->nsrc; j++) {
       uintptr_t at = (uintptr_t)tkc_umap_get(&pos, u->src[j]);
       if (at) tkc_sbuf_printf(b, "  u%zu -> u%zu;\n", (size_t)(at - 1), i);
@@ -65,10 +65,10 @@ tkc_status tkc_kernel_uops_dot(tkc_tensor *t, int kernel_index, const char *path
   if (k && !order) st = tkc_last_status();
   tkc_sbuf b = {0};
   if (order) uops_dot(&b, name, order, n);
-  free(order);
+  tkc_free(order);
   tkc_schedule_free(&s);
   if (st) {
-    free(b.s);
+    tkc_free(b.s);
     return st;
   }
   return tkc_write_text_file("kernel_uops_dot", path, &b);

@@ -6,6 +6,8 @@
 #include <string.h>
 #include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "engine/kcache.h"
+#include "runtime/device.h"
+#include "tkc.h"
 
 #define KCACHE_MAX 4096
 #define KCACHE_BUCKETS 1024
@@ -60,9 +62,9 @@ static void unlink_entry(entry *e) {
 tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref) {
   pthread_once(&once, init);
   *ref = NULL;
-  entry *e = calloc(1, sizeof *e);
-  if (e && !(e->key = strdup(key))) {
-    free(e);
+  entry *e = tkc_calloc(1, sizeof *e);
+  if (e && !(e->key = tkc_strdup(key))) {
+    tkc_free(e);
     e = NULL;
   }
   if (!e) return p; /* not cached: the caller still uses (and releases) p */
@@ -78,8 +80,8 @@ tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref
       *ref = x;
       tkc_program *kept = x->p;
       pthread_mutex_unlock(&lock);
-      free(e->key);
-      free(e);
+      tkc_free(e->key);
+      tkc_free(e);
       tkc_program_free(p);
       return kept;
     }
@@ -99,8 +101,8 @@ tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref
   pthread_mutex_unlock(&lock);
   if (evicted) {
     tkc_program_free(evicted->p);
-    free(evicted->key);
-    free(evicted);
+    tkc_free(evicted->key);
+    tkc_free(evicted);
   }
   return p;
 }
@@ -113,4 +115,27 @@ void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p) {
   pthread_mutex_lock(&lock);
   ((entry *)ref)->users--;
   pthread_mutex_unlock(&lock);
+}
+
+void tkc_cache_flush(void) {
+  pthread_once(&once, init);
+  entry *drop = NULL;
+  pthread_mutex_lock(&lock);
+  for (entry *x = oldest, *next; x; x = next) {
+    next = x->newer;
+    if (!x->users) {
+      unlink_entry(x);
+      x->older = drop;
+      drop = x;
+    }
+  }
+  pthread_mutex_unlock(&lock);
+  while (drop) {
+    entry *x = drop;
+    drop = x->older;
+    tkc_program_free(x->p);
+    tkc_free(x->key);
+    tkc_free(x);
+  }
+  tkc_program_cache_flush();
 }

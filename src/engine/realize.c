@@ -75,9 +75,9 @@ static size_t name_number(const char *base, const char *key) {
   kname *e = knames;
   while (e && strcmp(e->base, base)) e = e->next;
   if (!e) { /* the first kernel with this name */
-    e = calloc(1, sizeof *e);
-    if (e && !(e->base = strdup(base))) {
-      free(e);
+    e = tkc_calloc(1, sizeof *e);
+    if (e && !(e->base = tkc_strdup(base))) {
+      tkc_free(e);
       e = NULL;
     }
     if (e) {
@@ -91,7 +91,7 @@ static size_t name_number(const char *base, const char *key) {
     if (i == e->n) {
       if (e->n == e->cap) {
         size_t cap = e->cap ? 2 * e->cap : 4;
-        uint64_t *k = realloc(e->keys, cap * sizeof *k);
+        uint64_t *k = tkc_realloc(e->keys, cap * sizeof *k);
         if (k) { e->keys = k; e->cap = cap; }
       }
       if (e->n < e->cap) e->keys[e->n++] = h;
@@ -111,7 +111,7 @@ static void unique_name(char *name, size_t n, const char *key) {
 static void dump(const char *stage, const char *name, const tkc_uop *u) {
   char *text = tkc_uop_str(u);
   fprintf(stderr, "tkc: %s: %s\n%s", name, stage, text ? text : "(out of memory)\n");
-  free(text);
+  tkc_free(text);
 }
 
 tkc_uop *tkc_engine_kernel_ast(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
@@ -174,7 +174,7 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
     tkc_sbuf_printf(&b, "heuristics noopt=%d simd=%s beam=%d", noopt(), simd ? simd : "", beam);
   }
   tkc_sbuf_printf(&b, "\n%s", ast_str);
-  free(ast_str);
+  tkc_free(ast_str);
   return tkc_sbuf_take(&b);
 }
 
@@ -253,8 +253,8 @@ static bool beam_opts(tkc_schedule *s, tkc_sched_item *it, const char *key, int 
 /* The programs of every item of s: the kernel cache's, else built here, all the kernels this
  * realize lacks compiled at once (in parallel where the device allows) */
 static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) {
-  int *item = calloc(s->n + 1, sizeof *item), njobs = 0, nmiss = 0, nsearched = 0;
-  tkc_program **jobs = calloc(s->n + 1, sizeof *jobs);
+  int *item = tkc_calloc(s->n + 1, sizeof *item), njobs = 0, nmiss = 0, nsearched = 0;
+  tkc_program **jobs = tkc_calloc(s->n + 1, sizeof *jobs);
   tkc_status st = item && jobs ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory building kernels");
   tkc_ctx *ctx = s->n ? s->items[0].out->ctx : NULL;
   int width = ctx && tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
@@ -291,8 +291,8 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
     built *bi = &b[item[j]];
     bi->p = tkc_kcache_put(bi->key, bi->p, &bi->ref);
   }
-  free(item);
-  free(jobs);
+  tkc_free(item);
+  tkc_free(jobs);
   return st;
 }
 
@@ -322,7 +322,7 @@ tkc_status tkc_engine_kernel_label(tkc_schedule *s, size_t i, char *name, size_t
   tkc_kshape ks;
   tkc_uop *ast = it->ast;
   int bad = plan_kernel(s->g, &ast, tkc_device_renderer(it->out->ctx->dev), given, key, &ks, name, nname);
-  free(key);
+  tkc_free(key);
   if (bad) return tkc_last_status();
   tkc_kshape_opts_str(&ks, opts, nopts);
   return TKC_OK;
@@ -336,16 +336,28 @@ tkc_uop *tkc_engine_kernel_uops(tkc_schedule *s, size_t i, char *name, size_t nn
   char *key = item_key(s, i, bo, &searched, &given);
   if (!key) return NULL;
   tkc_uop *k = build_kernel(s->g, s->items[i].ast, tkc_device_renderer(s->items[i].out->ctx->dev), given, key, false, name, nname);
-  free(key);
+  tkc_free(key);
   return k;
 }
 
 static void release_all(tkc_schedule *s, built *b) {
   for (size_t i = 0; b && i < s->n; i++) {
     if (b[i].p) tkc_kcache_release(b[i].ref, b[i].p);
-    free(b[i].key);
+    tkc_free(b[i].key);
   }
-  free(b);
+  tkc_free(b);
+}
+
+/* the values bound to the variables p reads, in its order */
+static tkc_status var_values(const tkc_ctx *ctx, const tkc_program *p, int64_t *vals, int nvars) {
+  if (nvars > 64) return tkc_err(TKC_EUNSUPPORTED, "%s reads %d variables; at most 64 per kernel", tkc_program_name(p), nvars);
+  for (int i = 0; i < nvars; i++) {
+    const tkc_ctx_var *v = tkc_ctx_var_named(ctx, tkc_program_var_name(p, i));
+    if (!v) return tkc_err(TKC_EINTERNAL, "%s reads variable %s, which its ctx lacks", tkc_program_name(p), tkc_program_var_name(p, i));
+    if (v->value < 0) return tkc_err(TKC_EINVAL, "realize: variable %s is not bound (tkc_dim_bind)", v->name);
+    vals[i] = v->value;
+  }
+  return TKC_OK;
 }
 
 static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
@@ -361,9 +373,12 @@ static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
     for (int i = 0; !st && i < it->ninputs; i++)
       if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
         st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, tkc_program_name(p));
+    int64_t vals[64];
+    int nvars = tkc_program_nvars(p);
+    if (!st) st = var_values(out->ctx, p, vals, nvars);
     if (!st) {
       double t0 = tkc_now_s();
-      st = tkc_program_launch(p, bufs, it->ninputs + 1, NULL, 0);
+      st = tkc_program_launch(p, bufs, it->ninputs + 1, vals, nvars);
       out->ctx->kernels_run += !st;
       out->ctx->kernel_s += tkc_now_s() - t0;
     }
@@ -382,7 +397,7 @@ static tkc_status realize(tkc_lazy *n, const given_opts *given) {
   tkc_schedule s = {0};
   tkc_status st = tkc_schedule_build(&s, n);
   if (!st && given && !s.n) st = tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor needs no kernel (a view of realized data)");
-  built *b = st ? NULL : calloc(s.n + 1, sizeof *b);
+  built *b = st ? NULL : tkc_calloc(s.n + 1, sizeof *b);
   if (!st && !b) st = tkc_err(TKC_ENOMEM, "out of memory realizing %zu kernels", s.n);
   if (!st) st = build_all(&s, given, b);
   for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s.items[i], b[i].p);
@@ -407,7 +422,7 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
   }
   tkc_sbuf out = {0};
   int failed = 0;
-  char (*seen)[160] = calloc(s.n + 1, sizeof *seen); /* the names so far, before their suffix */
+  char (*seen)[160] = tkc_calloc(s.n + 1, sizeof *seen); /* the names so far, before their suffix */
   if (!seen) {
     tkc_err(TKC_ENOMEM, "out of memory rendering kernels");
     failed = 1;
@@ -424,13 +439,13 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
     else {
       tkc_sbuf_puts(&out, src);
       tkc_sbuf_puts(&out, "\n");
-      free(src);
+      tkc_free(src);
     }
   }
-  free(seen);
+  tkc_free(seen);
   tkc_schedule_free(&s);
   if (failed) {
-    free(out.s);
+    tkc_free(out.s);
     return NULL;
   }
   return tkc_sbuf_take(&out);

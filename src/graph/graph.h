@@ -10,8 +10,18 @@
 
 /* ---------------------------------------------------------------- contexts and handles (tensor.c) */
 
+/* A variable of a ctx (graph/vars.c). */
+typedef struct tkc_ctx_var {
+  char name[32];
+  int64_t min, max;
+  int64_t value; /* -1: not bound */
+} tkc_ctx_var;
+
 struct tkc_ctx {
   tkc_device *dev;
+  uint64_t serial;            /* unique per ctx in the process: part of its variables' tokens */
+  tkc_ctx_var *vars;              /* tkc_dim_var, by index */
+  int nvars, capvars;
   struct tkc_tensor *live;    /* doubly linked list of live handles */
   struct tkc_tensor *spare, *spare_tail; /* freed handles, oldest first: reused only past the quarantine */
   int64_t nspare;
@@ -37,11 +47,18 @@ struct tkc_tensor {
   struct tkc_tensor *prev, *next;
 };
 
+/* vars.c: a new ctx serial; the ctx's variable behind a token (NULL + TKC_EINVAL naming who); the
+ * variable named name (NULL when none). */
+TKC_HIDDEN uint64_t tkc_ctx_serial_new(void);
+TKC_HIDDEN tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who);
+TKC_HIDDEN const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name);
+
 /* ---------------------------------------------------------------- lazy nodes (lazy.c) */
 
 typedef enum tkc_lz_kind {
   TKC_LZ_BUFFER,     /* realized: buf seen through st */
   TKC_LZ_CONST,      /* value broadcast to shape */
+  TKC_LZ_VAR,        /* ctx variable number value.i (int32) broadcast to shape */
   TKC_LZ_IOTA,       /* element i of a 1-D tensor is i */
   TKC_LZ_ALU,        /* op over srcs of this shape */
   TKC_LZ_CAST,

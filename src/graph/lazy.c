@@ -5,12 +5,12 @@
 #include "graph/tensor_internal.h"
 
 tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero) {
-  tkc_rbuf *rb = malloc(sizeof *rb);
+  tkc_rbuf *rb = tkc_malloc(sizeof *rb);
   if (!rb) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
   rb->refs = 1;
   rb->buf = zero ? tkc_buffer_new(d, dt, n) : tkc_buffer_new_uninit(d, dt, n);
   if (!rb->buf) {
-    free(rb);
+    tkc_free(rb);
     return NULL;
   }
   return rb;
@@ -19,7 +19,7 @@ tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero) {
 void tkc_rbuf_unref(tkc_rbuf *rb) {
   if (!rb || --rb->refs > 0) return;
   tkc_buffer_free(rb->buf);
-  free(rb);
+  tkc_free(rb);
 }
 
 tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape) {
@@ -29,7 +29,7 @@ tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int 
   /* every node's size is checked here, whatever op made its shape: no wrapped element counts */
   if (ndim && tkc_shape_size_checked(ndim, shape, (int64_t)tkc_dtype_size(dt), NULL))
     return tkc_err_null(TKC_ESHAPE, "a %s tensor of shape %s: its size in bytes overflows 64 bits", tkc_dtype_name(dt), TKC_SHAPE_STR(ndim, shape));
-  tkc_lazy *n = calloc(1, sizeof *n);
+  tkc_lazy *n = tkc_calloc(1, sizeof *n);
   if (!n) return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
   n->refs = 1;
   n->kind = kind;
@@ -59,20 +59,20 @@ void tkc_lazy_unref(tkc_lazy *n) {
     if (--x->refs > 0) continue;
     for (int i = 0; i < x->nsrc; i++) {
       if (depth == cap) {
-        tkc_lazy **bigger = malloc(2 * cap * sizeof *bigger);
+        tkc_lazy **bigger = tkc_malloc(2 * cap * sizeof *bigger);
         if (!bigger) { tkc_lazy_unref(x->src[i]); continue; } /* no memory: recurse for this one */
         memcpy(bigger, st, depth * sizeof *st);
-        if (st != stack) free(st);
+        if (st != stack) tkc_free(st);
         st = bigger;
         cap *= 2;
       }
       st[depth++] = x->src[i];
     }
     tkc_rbuf_unref(x->rbuf);
-    free(x->st);
-    free(x);
+    tkc_free(x->st);
+    tkc_free(x);
   }
-  if (st != stack) free(st);
+  if (st != stack) tkc_free(st);
 }
 
 void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
@@ -82,7 +82,7 @@ void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
 }
 
 tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
-  tkc_st *copy = n->st ? n->st : malloc(sizeof *copy);
+  tkc_st *copy = n->st ? n->st : tkc_malloc(sizeof *copy);
   if (!copy) return tkc_err(TKC_ENOMEM, "out of memory realizing a tensor");
   *copy = *st;
   n->st = copy;

@@ -464,10 +464,10 @@ static int64_t bad_index(tkc_tensor *target, int64_t c, int64_t *value) {
   tkc_dtype dt = target->node->dtype;
   int64_t n = tkc_numel(target);
   size_t sz = tkc_dtype_size(dt);
-  unsigned char *buf = malloc(n ? (size_t)n * sz : 1);
+  unsigned char *buf = tkc_malloc(n ? (size_t)n * sz : 1);
   if (!buf) return tkc_err(TKC_ENOMEM, "out of memory checking the target"), -2;
   if (tkc_copy_out(target, buf, (size_t)n * sz)) {
-    free(buf);
+    tkc_free(buf);
     return -2;
   }
   int64_t bad = -1;
@@ -483,7 +483,7 @@ static int64_t bad_index(tkc_tensor *target, int64_t c, int64_t *value) {
     int ok = tkc_dtype_is_unsigned(dt) ? u < (uint64_t)c : s >= 0 && s < c;
     if (!ok) bad = i, *value = tkc_dtype_is_unsigned(dt) ? (int64_t)u : s;
   }
-  free(buf);
+  tkc_free(buf);
   return bad;
 }
 

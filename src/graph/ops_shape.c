@@ -110,7 +110,7 @@ static tkc_status check_index_values(tkc_tensor *index, int64_t d, const char *w
   int64_t n = tkc_numel(index);
   size_t isz = tkc_dtype_size(dt);
   if (n == 0) return TKC_OK;
-  unsigned char *buf = malloc((size_t)n * isz);
+  unsigned char *buf = tkc_malloc((size_t)n * isz);
   if (!buf) return tkc_err(TKC_ENOMEM, "%s: out of memory reading the index", what);
   tkc_status st = tkc_copy_out(index, buf, (size_t)n * isz);
   for (int64_t k = 0; k < n && !st; k++) {
@@ -128,7 +128,7 @@ static tkc_status check_index_values(tkc_tensor *index, int64_t d, const char *w
       else st = tkc_err(TKC_EINVAL, "%s: index %lld (element %lld) is out of range for a dim of %lld", what, (long long)v, (long long)k, (long long)d);
     }
   }
-  free(buf);
+  tkc_free(buf);
   return st;
 }
 
@@ -205,7 +205,7 @@ tkc_tensor *tkc_cat(int n, tkc_tensor *const *ts, int axis) {
   if (n <= CAT_GROUP) return cat_group(n, ts, ax, total);
   /* groups of CAT_GROUP, each a kernel of its own, then joined */
   int ng = (n + CAT_GROUP - 1) / CAT_GROUP;
-  tkc_tensor **parts = calloc((size_t)ng, sizeof *parts);
+  tkc_tensor **parts = tkc_calloc((size_t)ng, sizeof *parts);
   if (!parts) return tkc_err_null(TKC_ENOMEM, "cat: out of memory");
   int ok = 1;
   for (int g = 0; g < ng && ok; g++) {
@@ -217,7 +217,7 @@ tkc_tensor *tkc_cat(int n, tkc_tensor *const *ts, int axis) {
   }
   tkc_tensor *r = ok ? tkc_cat(ng, parts, ax) : NULL;
   for (int g = 0; g < ng; g++) tkc_tensor_free(parts[g]);
-  free(parts);
+  tkc_free(parts);
   return r;
 }
 
@@ -233,13 +233,13 @@ tkc_tensor *tkc_stack(int n, tkc_tensor *const *ts, int axis) {
     if (!same) return tkc_err_null(TKC_ESHAPE, "stack: tensor %d's shape differs from tensor 0's", i);
   }
   if (norm_axis(axis, a->ndim + 1, "stack") < 0) return NULL;
-  tkc_tensor **u = calloc((size_t)n, sizeof *u);
+  tkc_tensor **u = tkc_calloc((size_t)n, sizeof *u);
   if (!u) return tkc_err_null(TKC_ENOMEM, "stack: out of memory");
   int ok = 1;
   for (int i = 0; i < n && ok; i++) ok = (u[i] = tkc_unsqueeze(ts[i], axis)) != NULL;
   tkc_tensor *r = ok ? tkc_cat(n, u, axis) : NULL;
   for (int i = 0; i < n; i++) tkc_tensor_free(u[i]);
-  free(u);
+  tkc_free(u);
   return r;
 }
 

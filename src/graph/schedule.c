@@ -84,17 +84,17 @@ static int users_of(const tkc_schedule *s, const tkc_lazy *n) {
 
 static void users_free(tkc_users *u) {
   if (!u) return;
-  free(u->key);
-  free(u->count);
-  free(u->seen);
-  free(u);
+  tkc_free(u->key);
+  tkc_free(u->count);
+  tkc_free(u->seen);
+  tkc_free(u);
 }
 
 static int users_alloc(tkc_users *u, size_t cap) {
   u->cap = cap;
-  u->key = calloc(cap, sizeof *u->key);
-  u->count = calloc(cap, sizeof *u->count);
-  u->seen = calloc(cap, 1);
+  u->key = tkc_calloc(cap, sizeof *u->key);
+  u->count = tkc_calloc(cap, sizeof *u->count);
+  u->seen = tkc_calloc(cap, 1);
   return u->key && u->count && u->seen ? 0 : -1;
 }
 
@@ -105,7 +105,7 @@ static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
   if (2 * (u->used + 1) > u->cap) {
     tkc_users big = {0};
     if (users_alloc(&big, u->cap * 2)) {
-      free(big.key), free(big.count), free(big.seen);
+      tkc_free(big.key), tkc_free(big.count), tkc_free(big.seen);
       return (size_t)-1;
     }
     for (size_t j = 0; j < u->cap; j++)
@@ -114,7 +114,7 @@ static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
         big.key[m] = u->key[j], big.count[m] = u->count[j], big.seen[m] = u->seen[j];
       }
     big.used = u->used;
-    free(u->key), free(u->count), free(u->seen);
+    tkc_free(u->key), tkc_free(u->count), tkc_free(u->seen);
     *u = big;
     k = users_slot(u, n);
   }
@@ -127,8 +127,8 @@ static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
  * simply absent: every reduce then fuses as before. */
 static tkc_users *count_users(tkc_lazy *t) {
   size_t sp = 0, scap = 64;
-  tkc_users *u = calloc(1, sizeof *u);
-  tkc_lazy **stack = malloc(scap * sizeof *stack);
+  tkc_users *u = tkc_calloc(1, sizeof *u);
+  tkc_lazy **stack = tkc_malloc(scap * sizeof *stack);
   if (!u || !stack || users_alloc(u, 1024)) goto fail;
   size_t k = users_entry(u, t);
   u->seen[k] = 1;
@@ -147,7 +147,7 @@ static tkc_users *count_users(tkc_lazy *t) {
       if (u->seen[k]) continue;
       u->seen[k] = 1;
       if (sp == scap) {
-        tkc_lazy **ns = realloc(stack, 2 * scap * sizeof *ns);
+        tkc_lazy **ns = tkc_realloc(stack, 2 * scap * sizeof *ns);
         if (!ns) goto fail;
         stack = ns;
         scap *= 2;
@@ -155,10 +155,10 @@ static tkc_users *count_users(tkc_lazy *t) {
       stack[sp++] = c;
     }
   }
-  free(stack);
+  tkc_free(stack);
   return u;
 fail:
-  free(stack);
+  tkc_free(stack);
   users_free(u);
   return NULL;
 }
@@ -196,7 +196,7 @@ typedef struct cut_walk {
 
 static int add_cut(cut_walk *w, tkc_lazy *n) {
   if (w->ncuts == w->capcuts) {
-    tkc_lazy **nn = realloc(w->cuts, (w->capcuts = w->capcuts ? 2 * w->capcuts : 16) * sizeof *nn);
+    tkc_lazy **nn = tkc_realloc(w->cuts, (w->capcuts = w->capcuts ? 2 * w->capcuts : 16) * sizeof *nn);
     if (!nn) return -1;
     w->cuts = nn;
   }
@@ -246,7 +246,7 @@ static tkc_status close_region(cut_walk *w, tkc_lazy *n, tkc_lazy *t, region *r)
 static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
   cut_walk w = {0};
   size_t sp = 0, scap = 64;
-  tkc_lazy **stack = malloc(scap * sizeof *stack);
+  tkc_lazy **stack = tkc_malloc(scap * sizeof *stack);
   tkc_status st = TKC_OK;
   if (!stack || users_alloc(&w.map, 1024)) goto oom;
   stack[sp++] = t;
@@ -257,7 +257,7 @@ static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
     if (w.map.seen[k] == 0 && n->kind != TKC_LZ_BUFFER) {
       w.map.seen[k] = 1;
       if (sp + 3 > scap) {
-        tkc_lazy **ns = realloc(stack, 2 * scap * sizeof *ns);
+        tkc_lazy **ns = tkc_realloc(stack, 2 * scap * sizeof *ns);
         if (!ns) goto oom;
         stack = ns, scap *= 2;
       }
@@ -267,7 +267,7 @@ static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
     sp--;
     if (w.map.seen[k] == 2) continue;
     if (w.nregs == w.capregs) {
-      region *nr = realloc(w.regs, (w.capregs = w.capregs ? 2 * w.capregs : 256) * sizeof *nr);
+      region *nr = tkc_realloc(w.regs, (w.capregs = w.capregs ? 2 * w.capregs : 256) * sizeof *nr);
       if (!nr) goto oom;
       w.regs = nr;
     }
@@ -282,10 +282,10 @@ static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
 oom:
   st = tkc_err(TKC_ENOMEM, "out of memory scheduling a deep graph");
 done:
-  free(stack);
-  free(w.map.key), free(w.map.count), free(w.map.seen);
-  free(w.regs);
-  if (st) free(w.cuts), w.cuts = NULL, w.ncuts = 0;
+  tkc_free(stack);
+  tkc_free(w.map.key), tkc_free(w.map.count), tkc_free(w.map.seen);
+  tkc_free(w.regs);
+  if (st) tkc_free(w.cuts), w.cuts = NULL, w.ncuts = 0;
   *cuts_out = w.cuts;
   *ncuts = w.ncuts;
   return st;
@@ -312,19 +312,19 @@ static tkc_uop *memo_get(const kernel *k, tkc_lazy *n, const moves *mv, int in_r
 static void memo_put(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop *u) {
   if (k->nmemo == k->capmemo) {
     size_t cap = k->capmemo ? 2 * k->capmemo : 32;
-    memo_entry *m = realloc(k->memo, cap * sizeof *m);
+    memo_entry *m = tkc_realloc(k->memo, cap * sizeof *m);
     if (!m) return; /* the memo is only a speed-up */
     k->memo = m;
     k->capmemo = cap;
   }
   if (k->nsaved == k->capsaved) {
     size_t cap = k->capsaved ? 2 * k->capsaved : 32;
-    moves **sv = realloc(k->saved, cap * sizeof *sv);
+    moves **sv = tkc_realloc(k->saved, cap * sizeof *sv);
     if (!sv) return;
     k->saved = sv;
     k->capsaved = cap;
   }
-  moves *copy = malloc(sizeof *copy);
+  moves *copy = tkc_malloc(sizeof *copy);
   if (!copy) return;
   *copy = *mv;
   k->saved[k->nsaved++] = copy;
@@ -332,9 +332,9 @@ static void memo_put(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc
 }
 
 static void kernel_free(kernel *k) {
-  for (size_t i = 0; i < k->nsaved; i++) free(k->saved[i]);
-  free(k->saved);
-  free(k->memo);
+  for (size_t i = 0; i < k->nsaved; i++) tkc_free(k->saved[i]);
+  tkc_free(k->saved);
+  tkc_free(k->memo);
 }
 
 /* ---------------------------------------------------------------- AST pieces */
@@ -391,7 +391,7 @@ static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **o
 static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int *budget) {
   if (--*budget < 0) return 1;
   switch (n->kind) {
-  case TKC_LZ_BUFFER: case TKC_LZ_CONST: case TKC_LZ_IOTA: case TKC_LZ_REDUCE: case TKC_LZ_CONTIGUOUS: return 0;
+  case TKC_LZ_BUFFER: case TKC_LZ_CONST: case TKC_LZ_VAR: case TKC_LZ_IOTA: case TKC_LZ_REDUCE: case TKC_LZ_CONTIGUOUS: return 0;
   default: break;
   }
   if (is_planned(s, n)) return 0;
@@ -445,6 +445,19 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     if ((s = apply_moves(&st, mv))) return s;
     tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
     *out = tkc_uop_new(g, TKC_OP_CONST, tkc_dt_of(n->dtype), view ? 1 : 0, &view, tkc_value_to_arg(n->value, n->dtype));
+    return *out ? TKC_OK : tkc_last_status();
+  }
+  case TKC_LZ_VAR: { /* the kernel's DEFINE_VAR parameter; 0 where a pad masks it (var * masked 1) */
+    const tkc_ctx_var *v = &n->ctx->vars[n->value.i];
+    tkc_uop *var = tkc_uop_var(g, v->name, v->min, v->max);
+    tkc_st_contiguous(&st, n->ndim, n->shape);
+    if ((s = apply_moves(&st, mv))) return s;
+    tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
+    *out = var;
+    if (view && var) {
+      tkc_uop *one = tkc_uop_new(g, TKC_OP_CONST, tkc_dt_of(TKC_INT32), 1, &view, tkc_arg_int(1));
+      *out = one ? tkc_uop_alu2(g, TKC_OP_MUL, var, one) : NULL;
+    }
     return *out ? TKC_OK : tkc_last_status();
   }
   case TKC_LZ_IOTA:
@@ -566,7 +579,7 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   tkc_status st = build(&k, n, &space, 0, &value);
   if (!st && s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 8;
-    tkc_sched_item *items = realloc(s->items, cap * sizeof *items);
+    tkc_sched_item *items = tkc_realloc(s->items, cap * sizeof *items);
     if (!items) st = tkc_err(TKC_ENOMEM, "out of memory scheduling");
     else {
       s->items = items;
@@ -612,7 +625,7 @@ tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) {
   size_t ncuts;
   tkc_status st = deep_cuts(t, &cuts, &ncuts);
   for (size_t i = 0; i < ncuts && !st; i++) st = schedule_node(s, cuts[i]);
-  free(cuts);
+  tkc_free(cuts);
   if (!st) st = schedule_node(s, t);
   users_free(s->users);
   s->users = NULL;
@@ -624,7 +637,7 @@ void tkc_schedule_free(tkc_schedule *s) {
     tkc_lazy_unref(s->items[i].out);
     for (int j = 0; j < s->items[i].ninputs; j++) tkc_lazy_unref(s->items[i].inputs[j]);
   }
-  free(s->items);
+  tkc_free(s->items);
   tkc_graph_free(s->g);
   memset(s, 0, sizeof *s);
 }

@@ -24,13 +24,13 @@ tkc_status tkc_write_text_file(const char *who, const char *path, tkc_sbuf *b) {
   FILE *f = fopen(path, "w");
   if (!f) {
     int e = errno;
-    free(text);
+    tkc_free(text);
     return tkc_err(TKC_ERUNTIME, "%s: cannot write %s: %s", who, path, strerror(e));
   }
   size_t n = strlen(text);
   int bad = fwrite(text, 1, n, f) != n;
   bad |= fclose(f) != 0;
-  free(text);
+  tkc_free(text);
   return bad ? tkc_err(TKC_ERUNTIME, "%s: writing %s failed", who, path) : TKC_OK;
 }
 
@@ -68,7 +68,7 @@ tkc_status tkc_schedule_dot(tkc_tensor *t, const char *path) {
   tkc_schedule s;
   tkc_status st = tkc_schedule_build(&s, t->node);
   tkc_sbuf b = {0};
-  bufs *ids = st ? NULL : calloc(1, sizeof *ids);
+  bufs *ids = st ? NULL : tkc_calloc(1, sizeof *ids);
   if (!st && !ids) st = tkc_err(TKC_ENOMEM, "out of memory writing a schedule");
   tkc_sbuf_printf(&b, "digraph schedule {\n  /* %zu kernels on %s */\n  rankdir=TB;\n  node [fontname=\"monospace\", fontsize=10];\n  edge [fontsize=9];\n",
                   s.n, tkc_ctx_device(t->ctx));
@@ -94,10 +94,10 @@ tkc_status tkc_schedule_dot(tkc_tensor *t, const char *path) {
     if (out >= 0) tkc_sbuf_printf(&b, "  k%zu -> b%d [label=\"writes (data0)\"];\n", i, out);
   }
   tkc_sbuf_puts(&b, "}\n");
-  free(ids);
+  tkc_free(ids);
   tkc_schedule_free(&s);
   if (st) {
-    free(b.s);
+    tkc_free(b.s);
     return st;
   }
   return tkc_write_text_file("schedule_dot", path, &b);

@@ -17,9 +17,10 @@ tkc_ctx *tkc_ctx_new(const char *device) {
     for (size_t i = 0; !d && i < TKC_COUNTOF(preferred); i++)
       if (tkc_device_available(preferred[i])) d = tkc_device_get(preferred[i]);
   if (!d) return name ? NULL : tkc_err_null(TKC_EDEVICE, "no device can run here");
-  tkc_ctx *ctx = calloc(1, sizeof *ctx);
+  tkc_ctx *ctx = tkc_calloc(1, sizeof *ctx);
   if (!ctx) return tkc_err_null(TKC_ENOMEM, "out of memory creating a ctx");
   ctx->dev = d;
+  ctx->serial = tkc_ctx_serial_new();
   ctx->beam = -1; /* $TKC_BEAM */
   return ctx;
 }
@@ -28,7 +29,7 @@ static void free_list(tkc_tensor *t, int release_node) {
   while (t) {
     tkc_tensor *next = t->next;
     if (release_node) tkc_lazy_unref(t->node);
-    free(t);
+    tkc_free(t);
     t = next;
   }
 }
@@ -38,7 +39,8 @@ void tkc_ctx_free(tkc_ctx *ctx) {
   tkc_device *dev = ctx->dev;
   free_list(ctx->live, 1);
   free_list(ctx->spare, 0);
-  free(ctx);
+  tkc_free(ctx->vars);
+  tkc_free(ctx);
   tkc_device_release_pool(dev);
 }
 
@@ -55,7 +57,7 @@ tkc_tensor *tkc_wrap(tkc_ctx *ctx, tkc_lazy *node) {
     ctx->spare = t->next;
     if (!ctx->spare) ctx->spare_tail = NULL;
     ctx->nspare--;
-  } else if (!(t = malloc(sizeof *t))) {
+  } else if (!(t = tkc_malloc(sizeof *t))) {
     tkc_lazy_unref(node);
     return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
   }
@@ -311,7 +313,7 @@ tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape,
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
   int64_t n = tkc_shape_numel(ndim, shape);
   size_t item = tkc_dtype_size(dt);
-  unsigned char *host = malloc((size_t)n * item + 1);
+  unsigned char *host = tkc_malloc((size_t)n * item + 1);
   if (!host) return tkc_err_null(TKC_ENOMEM, "out of memory generating random numbers");
   uint64_t key = mix64(seed);
   for (int64_t i = 0; i < n; i++) {
@@ -328,7 +330,7 @@ tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape,
     }
   }
   tkc_tensor *t = tkc_tensor_new(ctx, dt, ndim, shape, host);
-  free(host);
+  tkc_free(host);
   return t;
 }
 

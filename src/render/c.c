@@ -135,7 +135,7 @@ static const char *vec_type(rctx *c, int scalar, int count, char *buf, size_t n)
     if (c->vecs[i].scalar == scalar && c->vecs[i].count == count) return buf;
   if (c->nvecs == c->capvecs) {
     size_t cap = c->capvecs ? c->capvecs * 2 : 8;
-    vecty *v = realloc(c->vecs, cap * sizeof *v);
+    vecty *v = tkc_realloc(c->vecs, cap * sizeof *v);
     if (!v) return fail_oom(c);
     c->vecs = v;
     c->capvecs = cap;
@@ -313,7 +313,7 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int op, int s, const char *co
   else if (sc_narrow(s) && !exact && op != TKC_OP_AND && op != TKC_OP_OR && op != TKC_OP_XOR)
     w = xfmt(c, "((%s)%s)", reg_name[s], e);
   else return e;
-  free(e);
+  tkc_free(e);
   return w;
 }
 
@@ -345,7 +345,7 @@ static char *cast_scalar(rctx *c, const tkc_uop *u, int f, int t, const char *x,
     if (t == TKC_BFLOAT16) r = xfmt(c, "tkc_bf16_float(%s)", b);
     else if (t == TKC_FLOAT16) r = xfmt(c, "((union { unsigned short a; half b; }){.a = %s}).b", b);
     else r = xfmt(c, "((%s)%s)", reg_name[t], b);
-    free(b);
+    tkc_free(b);
     return r;
   }
   return xfmt(c, "((union { %s a; %s b; }){.a = %s}).b", reg_name[f], reg_name[t], x);
@@ -372,9 +372,9 @@ static char *vec_literal(rctx *c, tkc_dt dt, char **l, int n) {
     for (int i = 0; i < n; i++) tkc_sbuf_printf(&b, "%s%s", i ? "," : "", l[i]);
     tkc_sbuf_puts(&b, "}");
   }
-  for (int i = 0; i < n; i++) free(l[i]);
-  if (!t) { free(b.s); return NULL; }
-  if (b.oom) { free(b.s); return fail_oom(c); }
+  for (int i = 0; i < n; i++) tkc_free(l[i]);
+  if (!t) { tkc_free(b.s); return NULL; }
+  if (b.oom) { tkc_free(b.s); return fail_oom(c); }
   char *s = tkc_sbuf_take(&b);
   return s ? s : fail_oom(c);
 }
@@ -451,14 +451,14 @@ static char *native_vector_op(rctx *c, const tkc_uop *u) {
     return xfmt(c, "(__builtin_convertvector((%s%s%s),%s)&1)", a[0], op == TKC_OP_CMPLT ? "<" : "!=", a[1], t);
   case TKC_OP_MAX: { /* a<b?b:a per lane, NaN in a kept as the scalar form does */
     char *m = xfmt(c, "(%s<%s)", a[0], a[1]), *r = m ? vec_select(c, u->dtype, m, a[1], a[0]) : NULL;
-    free(m);
+    tkc_free(m);
     return r;
   }
   case TKC_OP_WHERE: {
     char mb[48];
     const char *mt = vec_type(c, mask_scalar(s), n, mb, sizeof mb);
     char *m = mt ? xfmt(c, "(-__builtin_convertvector(%s,%s))", a[0], mt) : NULL, *r = m ? vec_select(c, u->dtype, m, a[1], a[2]) : NULL;
-    free(m);
+    tkc_free(m);
     return r;
   }
   case TKC_OP_CAST:
@@ -481,7 +481,7 @@ static char *render_value_op(rctx *c, const tkc_uop *u) {
   }
   int cnt = u->dtype.count;
   int lanes = cnt > 1 ? cnt : 1;
-  char **l = calloc((size_t)lanes, sizeof *l);
+  char **l = tkc_calloc((size_t)lanes, sizeof *l);
   if (!l) return fail_oom(c);
   char *res = NULL;
   bool ok = true;
@@ -508,11 +508,11 @@ static char *render_value_op(rctx *c, const tkc_uop *u) {
       }
       if (!l[i]) ok = false;
     }
-    for (int k = 0; k < 3; k++) free(a[k]);
+    for (int k = 0; k < 3; k++) tkc_free(a[k]);
   }
   if (ok) res = cnt > 1 ? vec_literal(c, u->dtype, l, lanes) : l[0];
-  else for (int i = 0; i < lanes; i++) free(l[i]);
-  free(l);
+  else for (int i = 0; i < lanes; i++) tkc_free(l[i]);
+  tkc_free(l);
   return res;
 }
 
@@ -540,7 +540,7 @@ static char *render_load(rctx *c, const tkc_uop *u) {
   char *v;
   if (lanewise_mem(base)) {
     int cnt = base.count;
-    char **l = calloc((size_t)cnt, sizeof *l);
+    char **l = tkc_calloc((size_t)cnt, sizeof *l);
     if (!l) return fail_oom(c);
     bool ok = true;
     for (int i = 0; i < cnt && ok; i++) {
@@ -548,12 +548,12 @@ static char *render_load(rctx *c, const tkc_uop *u) {
       if (!l[i]) ok = false;
     }
     if (!ok) {
-      for (int i = 0; i < cnt; i++) free(l[i]);
-      free(l);
+      for (int i = 0; i < cnt; i++) tkc_free(l[i]);
+      tkc_free(l);
       return NULL;
     }
     v = vec_literal(c, base, l, cnt);
-    free(l);
+    tkc_free(l);
   } else if (base.scalar == TKC_BFLOAT16) {
     v = xfmt(c, "tkc_bf16_float(*%s)", pe);
   } else {
@@ -562,7 +562,7 @@ static char *render_load(rctx *c, const tkc_uop *u) {
   if (!v || u->nsrc < 3) return v;
   const char *alt = R(c, u, u->src[1]), *gate = R(c, u, u->src[2]);
   char *g = alt && gate ? xfmt(c, "(%s?%s:%s)", gate, v, alt) : NULL;
-  free(v);
+  tkc_free(v);
   return g;
 }
 
@@ -579,7 +579,7 @@ static void render_store(rctx *c, const tkc_uop *u, int depth) {
       if (!li) return;
       if (base.scalar == TKC_BFLOAT16) emit(c, depth, "%s[%d] = tkc_bf16_bits(%s);", pe, i, li);
       else emit(c, depth, "%s[%d] = %s;", pe, i, li);
-      free(li);
+      tkc_free(li);
     }
   } else if (base.scalar == TKC_BFLOAT16) {
     emit(c, depth, "*%s = tkc_bf16_bits(%s);", pe, ve);
@@ -752,14 +752,14 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       c->cs.r[i] = const_str(c, u->dtype.scalar, &u->arg);
       return c->cs.r[i] != NULL;
     }
-    char **l = calloc((size_t)cnt, sizeof *l);
+    char **l = tkc_calloc((size_t)cnt, sizeof *l);
     if (!l) return fail_oom(c), false;
     bool ok = true;
     for (int k = 0; k < cnt && ok; k++)
       if (!(l[k] = const_str(c, u->dtype.scalar, u->op == TKC_OP_VCONST ? &u->arg.v.t[k] : &u->arg))) ok = false;
     if (ok) c->cs.r[i] = vec_literal(c, u->dtype, l, cnt);
-    else for (int k = 0; k < cnt; k++) free(l[k]);
-    free(l);
+    else for (int k = 0; k < cnt; k++) tkc_free(l[k]);
+    tkc_free(l);
     return c->cs.r[i] != NULL;
   }
   case TKC_OP_RANGE: {
@@ -846,14 +846,14 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       }
       return c->cs.r[i] != NULL;
     }
-    char **l = calloc((size_t)nidx, sizeof *l);
+    char **l = tkc_calloc((size_t)nidx, sizeof *l);
     if (!l) return fail_oom(c), false;
     bool ok = true;
     for (int k = 0; k < nidx && ok; k++)
       if (!(l[k] = lane(c, u, s, (int)u->arg.v.t[k].v.i))) ok = false;
     if (ok) e = vec_literal(c, u->dtype, l, nidx);
-    else for (int k = 0; k < nidx; k++) free(l[k]);
-    free(l);
+    else for (int k = 0; k < nidx; k++) tkc_free(l[k]);
+    tkc_free(l);
     if (!e) return false;
     pfx = PFX_GEP;
     inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
@@ -861,7 +861,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
   }
   case TKC_OP_VECTORIZE: {
     if (u->dtype.count <= 1 || u->nsrc != u->dtype.count) return fail_unsupported(c, u, "VECTORIZE needs one scalar per lane"), false;
-    char **l = calloc((size_t)u->nsrc, sizeof *l);
+    char **l = tkc_calloc((size_t)u->nsrc, sizeof *l);
     if (!l) return fail_oom(c), false;
     bool ok = true;
     for (int k = 0; k < u->nsrc && ok; k++) {
@@ -870,8 +870,8 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       if (!x || !(l[k] = xfmt(c, "%s", x))) ok = false;
     }
     if (ok) e = vec_literal(c, u->dtype, l, u->nsrc);
-    else for (int k = 0; k < u->nsrc; k++) free(l[k]);
-    free(l);
+    else for (int k = 0; k < u->nsrc; k++) tkc_free(l[k]);
+    tkc_free(l);
     if (!e) return false;
     pfx = PFX_CAST;
     inl = c->cs.nchild[i] == 1 && !c->cs.must_name[i];
@@ -923,8 +923,8 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   memset(&c, 0, sizeof c);
   char *out = NULL;
   if (tkc_cs_init(&c.cs, "C", NULL, uops, n) != TKC_OK) goto done;
-  c.bufs = calloc(n + 1, sizeof *c.bufs);
-  c.vars = calloc(n + 1, sizeof *c.vars);
+  c.bufs = tkc_calloc(n + 1, sizeof *c.bufs);
+  c.vars = tkc_calloc(n + 1, sizeof *c.vars);
   if (!c.bufs || !c.vars) { fail_oom(&c); goto done; }
   prepass(&c);
   c.split = tkc_render_pick_split(c.cs.uops, c.cs.n, c.cs.pos);
@@ -958,7 +958,7 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   for (size_t k = 0; k < c.nbufs; k++) {
     for (; next < c.bufs[k].num; next++) tkc_sbuf_printf(&o, "%svoid* data%lld", np++ ? ", " : "", (long long)next);
     char tb[64];
-    if (!type_of(&c, c.bufs[k].dt, tb, sizeof tb)) { free(o.s); fail_unsupported(&c, uops[0], "buffer dtype"); goto done; }
+    if (!type_of(&c, c.bufs[k].dt, tb, sizeof tb)) { tkc_free(o.s); fail_unsupported(&c, uops[0], "buffer dtype"); goto done; }
     tkc_sbuf_printf(&o, "%s%s restrict data%lld", np++ ? ", " : "", tb, (long long)c.bufs[k].num);
     next = c.bufs[k].num + 1;
   }
@@ -972,12 +972,12 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   if (!out) c.cs.failed = true;
 
 done:
-  free(c.bufs);
-  free(c.vars);
-  free(c.vecs);
+  tkc_free(c.bufs);
+  tkc_free(c.vars);
+  tkc_free(c.vecs);
   tkc_cs_free(&c.cs);
   if (c.cs.failed) {
-    free(out);
+    tkc_free(out);
     return NULL;
   }
   return out;

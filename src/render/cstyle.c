@@ -14,9 +14,9 @@ tkc_status tkc_cs_init(tkc_cs *cs, const char *who, const char *let, tkc_uop *co
   cs->uops = uops;
   cs->n = n;
   if (tkc_render_posmap(who, uops, n, &cs->pos, &cs->npos) != TKC_OK) return cs->failed = true, tkc_last_status();
-  cs->r = calloc(n + 1, sizeof *cs->r);
-  cs->nchild = calloc(n + 1, sizeof *cs->nchild);
-  cs->must_name = calloc(n + 1, 1);
+  cs->r = tkc_calloc(n + 1, sizeof *cs->r);
+  cs->nchild = tkc_calloc(n + 1, sizeof *cs->nchild);
+  cs->must_name = tkc_calloc(n + 1, 1);
   if (!cs->r || !cs->nchild || !cs->must_name) return tkc_cs_oom(cs), TKC_ENOMEM;
   tkc_render_count_uses(uops, n, cs->pos, cs->npos, cs->nchild);
   return TKC_OK;
@@ -24,12 +24,12 @@ tkc_status tkc_cs_init(tkc_cs *cs, const char *who, const char *let, tkc_uop *co
 
 void tkc_cs_free(tkc_cs *cs) {
   if (cs->r)
-    for (size_t i = 0; i < cs->n; i++) free(cs->r[i]);
-  free(cs->r);
-  free(cs->pos);
-  free(cs->nchild);
-  free(cs->must_name);
-  free(cs->body.s);
+    for (size_t i = 0; i < cs->n; i++) tkc_free(cs->r[i]);
+  tkc_free(cs->r);
+  tkc_free(cs->pos);
+  tkc_free(cs->nchild);
+  tkc_free(cs->must_name);
+  tkc_free(cs->body.s);
   cs->r = NULL, cs->pos = NULL, cs->nchild = NULL, cs->must_name = NULL, cs->body.s = NULL;
 }
 
@@ -79,7 +79,7 @@ void tkc_cs_emit(tkc_cs *cs, int depth, const char *fmt, ...) {
     va_end(ap);
     if (!s) return;
     tkc_sbuf_puts(&cs->body, s);
-    free(s);
+    tkc_free(s);
   }
   tkc_sbuf_puts(&cs->body, "\n");
 }
@@ -91,17 +91,17 @@ bool tkc_cs_bind(tkc_cs *cs, size_t i, char *e, bool inl, int pfx, const char *t
     return true;
   }
   if (!type) {
-    free(e);
+    tkc_free(e);
     return false;
   }
   char *nm = tkc_render_fmt(&cs->failed, cs->who, "%s%d", pfx_name[pfx], cs->cnt[pfx]++);
   if (!nm) {
-    free(e);
+    tkc_free(e);
     return false;
   }
   if (cs->let) tkc_cs_emit(cs, depth, "%s %s: %s = %s;", cs->let, nm, type, e);
   else tkc_cs_emit(cs, depth, "%s %s = %s;", type, nm, e);
-  free(e);
+  tkc_free(e);
   cs->r[i] = nm;
   return !cs->failed;
 }

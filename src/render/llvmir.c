@@ -189,7 +189,7 @@ static void *pool_alloc(lctx *c, size_t n) {
   n = (n + 15) & ~(size_t)15;
   if (!c->pool || c->pool->cap - c->pool->used < n) {
     size_t cap = n > 16384 ? n : 16384;
-    chunk *k = malloc(sizeof *k + cap);
+    chunk *k = tkc_malloc(sizeof *k + cap);
     if (!k) return fail_oom(c), NULL;
     k->next = c->pool;
     k->used = 0;
@@ -226,7 +226,7 @@ static const char *S(lctx *c, const char *fmt, ...) {
 static size_t push_line(lctx *c, const char *s) {
   if (c->nlines == c->caplines) {
     size_t cap = c->caplines ? c->caplines * 2 : 256;
-    const char **l = realloc(c->lines, cap * sizeof *l);
+    const char **l = tkc_realloc(c->lines, cap * sizeof *l);
     if (!l) return fail_oom(c), 0;
     c->lines = l;
     c->caplines = cap;
@@ -261,7 +261,7 @@ static void declare(lctx *c, const char *d) {
     if (!strcmp(c->decls[i], d)) return;
   if (c->ndecls == c->capdecls) {
     size_t cap = c->capdecls ? c->capdecls * 2 : 8;
-    const char **l = realloc(c->decls, cap * sizeof *l);
+    const char **l = tkc_realloc(c->decls, cap * sizeof *l);
     if (!l) { fail_oom(c); return; }
     c->decls = l;
     c->capdecls = cap;
@@ -289,9 +289,9 @@ static const char *splat(lctx *c, const char *et, int n, const char *e) {
   tkc_sbuf_puts(&b, "<");
   for (int i = 0; i < n; i++) tkc_sbuf_printf(&b, "%s%s %s", i ? ", " : "", et, e);
   tkc_sbuf_puts(&b, ">");
-  if (b.oom) { free(b.s); fail_oom(c); return ""; }
+  if (b.oom) { tkc_free(b.s); fail_oom(c); return ""; }
   const char *s = S(c, "%s", b.s ? b.s : "");
-  free(b.s);
+  tkc_free(b.s);
   return s;
 }
 
@@ -821,9 +821,9 @@ static const char *var_pname(lctx *c, const char *name) {
     bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') || ch == '_';
     tkc_sbuf_printf(&b, "%c", ok ? ch : '_');
   }
-  if (b.oom) { free(b.s); fail_oom(c); return ""; }
+  if (b.oom) { tkc_free(b.s); fail_oom(c); return ""; }
   const char *s = S(c, "%%var.%s.%zu", b.s ? b.s : "", c->nvars);
-  free(b.s);
+  tkc_free(b.s);
   return s;
 }
 
@@ -877,9 +877,9 @@ static bool render_one(lctx *c, size_t i) {
       tkc_sbuf_puts(&b, "<");
       for (int k = 0; k < n; k++) tkc_sbuf_printf(&b, "%s%s %s", k ? ", " : "", reg_ty[s], const_str(c, s, &u->arg.v.t[k]));
       tkc_sbuf_puts(&b, ">");
-      if (b.oom) { free(b.s); fail_oom(c); return false; }
+      if (b.oom) { tkc_free(b.s); fail_oom(c); return false; }
       c->r[i] = S(c, "%s", b.s ? b.s : "");
-      free(b.s);
+      tkc_free(b.s);
     }
     return !c->failed;
   }
@@ -944,9 +944,9 @@ static bool render_one(lctx *c, size_t i) {
     } else {
       tkc_sbuf b = {0};
       for (int k = 0; k < nidx; k++) tkc_sbuf_printf(&b, "%si32 %lld", k ? ", " : "", (long long)idx[k]);
-      if (b.oom) { free(b.s); fail_oom(c); return false; }
+      if (b.oom) { tkc_free(b.s); fail_oom(c); return false; }
       c->r[i] = ins(c, fresh(c, PFX_GEP), "shufflevector %s %s, %s poison, <%d x i32> <%s>", st, x, st, nidx, b.s ? b.s : "");
-      free(b.s);
+      tkc_free(b.s);
     }
     return !c->failed;
   }
@@ -965,9 +965,9 @@ static bool render_one(lctx *c, size_t i) {
       tkc_sbuf_puts(&b, "<");
       for (int k = 0; k < n; k++) tkc_sbuf_printf(&b, "%s%s %s", k ? ", " : "", et, R(c, u->src[k]));
       tkc_sbuf_puts(&b, ">");
-      if (b.oom) { free(b.s); fail_oom(c); return false; }
+      if (b.oom) { tkc_free(b.s); fail_oom(c); return false; }
       c->r[i] = S(c, "%s", b.s ? b.s : "");
-      free(b.s);
+      tkc_free(b.s);
     } else if (all_same) { /* a splat */
       const char *one = ins(c, NULL, "insertelement <1 x %s> poison, %s %s, i32 0", et, et, R(c, u->src[0]));
       c->r[i] = ins(c, fresh(c, PFX_VEC), "shufflevector <1 x %s> %s, <1 x %s> poison, <%d x i32> zeroinitializer", et, one, et, n);
@@ -1017,10 +1017,10 @@ static bool prepass(lctx *c) {
     if (u->op == TKC_OP_DEFINE_ACC) c->accidx[i] = c->nacc++;
     if (u->op == TKC_OP_RANGE || u->op == TKC_OP_IF) c->scopeord[i] = c->nscopes++;
   }
-  c->accs = calloc((size_t)c->nacc + 1, sizeof *c->accs);
-  c->marks = calloc((size_t)c->nacc * (size_t)c->nscopes + 1, 1);
-  int *open = malloc((c->n + 1) * sizeof *open); /* positions of the open scopes */
-  if (!c->accs || !c->marks || !open) { free(open); fail_oom(c); return false; }
+  c->accs = tkc_calloc((size_t)c->nacc + 1, sizeof *c->accs);
+  c->marks = tkc_calloc((size_t)c->nacc * (size_t)c->nscopes + 1, 1);
+  int *open = tkc_malloc((c->n + 1) * sizeof *open); /* positions of the open scopes */
+  if (!c->accs || !c->marks || !open) { tkc_free(open); fail_oom(c); return false; }
   int depth = 0;
   for (size_t i = 0; i < c->n; i++) {
     const tkc_uop *u = c->uops[i];
@@ -1039,7 +1039,7 @@ static bool prepass(lctx *c) {
         if ((size_t)open[k] > c->accs[j].defpos) c->marks[(size_t)c->scopeord[open[k]] * c->nacc + j] = 1;
     }
   }
-  free(open);
+  tkc_free(open);
   return true;
 }
 
@@ -1053,12 +1053,12 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   c.uops = uops;
   c.n = n;
   if (tkc_render_posmap("LLVM", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
-  c.r = calloc(n + 1, sizeof *c.r);
-  c.accidx = calloc(n + 1, sizeof *c.accidx);
-  c.scopeord = calloc(n + 1, sizeof *c.scopeord);
-  c.stack = calloc(n + 1, sizeof *c.stack);
-  c.bufs = calloc(n + 1, sizeof *c.bufs);
-  c.vars = calloc(n + 1, sizeof *c.vars);
+  c.r = tkc_calloc(n + 1, sizeof *c.r);
+  c.accidx = tkc_calloc(n + 1, sizeof *c.accidx);
+  c.scopeord = tkc_calloc(n + 1, sizeof *c.scopeord);
+  c.stack = tkc_calloc(n + 1, sizeof *c.stack);
+  c.bufs = tkc_calloc(n + 1, sizeof *c.bufs);
+  c.vars = tkc_calloc(n + 1, sizeof *c.vars);
   char *out = NULL;
   if (!c.r || !c.accidx || !c.scopeord || !c.stack || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
   if (!prepass(&c)) goto done;
@@ -1106,24 +1106,24 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   if (!out) c.failed = true;
 
 done:
-  free(c.pos);
-  free(c.r);
-  free(c.accidx);
-  free(c.scopeord);
-  free(c.stack);
-  free(c.bufs);
-  free(c.vars);
-  free(c.accs);
-  free(c.marks);
-  free(c.lines);
-  free(c.decls);
+  tkc_free(c.pos);
+  tkc_free(c.r);
+  tkc_free(c.accidx);
+  tkc_free(c.scopeord);
+  tkc_free(c.stack);
+  tkc_free(c.bufs);
+  tkc_free(c.vars);
+  tkc_free(c.accs);
+  tkc_free(c.marks);
+  tkc_free(c.lines);
+  tkc_free(c.decls);
   while (c.pool) {
     chunk *k = c.pool;
     c.pool = k->next;
-    free(k);
+    tkc_free(k);
   }
   if (c.failed) {
-    free(out);
+    tkc_free(out);
     return NULL;
   }
   return out;

@@ -250,7 +250,7 @@ static void ins(pctx *c, const char *fmt, ...) {
     va_end(ap);
     if (!big) return;
     tkc_sbuf_printf(&c->body, "\t%s;\n", big);
-    free(big);
+    tkc_free(big);
     return;
   }
   tkc_sbuf_printf(&c->body, "\t%s;\n", line);
@@ -291,7 +291,7 @@ static uint32_t lane(pctx *c, const tkc_uop *user, const tkc_uop *s, int j) {
 }
 
 static bool set_val(pctx *c, size_t i, const uint32_t *regs, int nl) {
-  uint32_t *v = malloc((size_t)(nl > 0 ? nl : 1) * sizeof *v);
+  uint32_t *v = tkc_malloc((size_t)(nl > 0 ? nl : 1) * sizeof *v);
   if (!v) return fail_oom(c), false;
   memcpy(v, regs, (size_t)nl * sizeof *v);
   c->val[i] = v;
@@ -1303,11 +1303,11 @@ static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *con
   c.n = n;
   c.sm = sm;
   if (tkc_render_posmap("PTX", uops, n, &c.pos, &c.npos) != TKC_OK) return NULL;
-  c.val = calloc(n, sizeof *c.val);
-  c.nl = calloc(n, sizeof *c.nl);
-  c.space = calloc(n, 1);
-  c.bufs = calloc(n, sizeof *c.bufs);
-  c.vars = calloc(n, sizeof *c.vars);
+  c.val = tkc_calloc(n, sizeof *c.val);
+  c.nl = tkc_calloc(n, sizeof *c.nl);
+  c.space = tkc_calloc(n, 1);
+  c.bufs = tkc_calloc(n, sizeof *c.bufs);
+  c.vars = tkc_calloc(n, sizeof *c.vars);
   char *out = NULL;
   if (!c.val || !c.nl || !c.space || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
   if (!prepass(&c)) goto done;
@@ -1339,17 +1339,17 @@ static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *con
 
 done:
   if (c.val)
-    for (size_t i = 0; i < n; i++) free(c.val[i]);
-  free(c.val);
-  free(c.nl);
-  free(c.pos);
-  free(c.space);
-  free(c.bufs);
-  free(c.vars);
-  free(c.body.s);
-  free(c.decl.s);
+    for (size_t i = 0; i < n; i++) tkc_free(c.val[i]);
+  tkc_free(c.val);
+  tkc_free(c.nl);
+  tkc_free(c.pos);
+  tkc_free(c.space);
+  tkc_free(c.bufs);
+  tkc_free(c.vars);
+  tkc_free(c.body.s);
+  tkc_free(c.decl.s);
   if (c.failed) {
-    free(out);
+    tkc_free(out);
     return NULL;
   }
   return out;

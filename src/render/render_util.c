@@ -15,7 +15,7 @@ char *tkc_render_vfmt(bool *failed, const char *who, const char *fmt, va_list ap
   int n = vsnprintf(NULL, 0, fmt, aq);
   va_end(aq);
   if (n < 0) return tkc_render_oom(failed, who);
-  char *s = malloc((size_t)n + 1);
+  char *s = tkc_malloc((size_t)n + 1);
   if (!s) return tkc_render_oom(failed, who);
   vsnprintf(s, (size_t)n + 1, fmt, ap);
   return s;
@@ -42,7 +42,7 @@ tkc_status tkc_render_posmap(const char *who, tkc_uop *const *uops, size_t n, in
     if (!uops[i]) return tkc_err(TKC_EINVAL, "%s renderer: NULL uop at %zu", who, i);
     if (uops[i]->id > maxid) maxid = uops[i]->id;
   }
-  int32_t *p = malloc(((size_t)maxid + 1) * sizeof *p);
+  int32_t *p = tkc_malloc(((size_t)maxid + 1) * sizeof *p);
   if (!p) return tkc_err(TKC_ENOMEM, "%s renderer: out of memory", who);
   for (uint32_t k = 0; k <= maxid; k++) p[k] = -1;
   for (size_t i = 0; i < n; i++) /* a UOp listed twice is rendered at its first place */

@@ -323,7 +323,7 @@ static char *wrap_narrow(rctx *c, int s, char *x) {
   case TKC_UINT8: w = xfmt(c, "(%s & 0xffu)", x); break;
   default: w = xfmt(c, "(%s & 0xffffu)", x); break;
   }
-  free(x);
+  tkc_free(x);
   return w;
 }
 
@@ -419,7 +419,7 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int s, int in, const char *co
     else if (bsigned) /* arithmetic shift: count >= 32 gives the sign fill, a negative count 0 */
       e = xfmt(c, "select(%s >> min(%s, 31u), 0i, %s < %s)", a[0], cnt, a[1], zero_of(u->src[1]->dtype.scalar));
     else e = xfmt(c, "(%s >> min(%s, 31u))", a[0], cnt);
-    free(cnt);
+    tkc_free(cnt);
     break;
   }
   case TKC_OP_NEG:
@@ -450,7 +450,7 @@ static char *alu_scalar(rctx *c, const tkc_uop *u, int s, int in, const char *co
   if (bf && op != TKC_OP_NEG && op != TKC_OP_MAX) { /* round to bfloat16 */
     c->helpers |= H_BF16;
     char *w = xfmt(c, "tkc_bf16(%s)", e);
-    free(e);
+    tkc_free(e);
     return w;
   }
   if (sc_narrow_int(s) && op != TKC_OP_MAX && op != TKC_OP_SHR) return wrap_narrow(c, s, e);
@@ -482,7 +482,7 @@ static char *cast_scalar(rctx *c, const tkc_uop *u, int f, int t, const char *x,
       else if (t == TKC_FLOAT16) r = xfmt(c, "f16(unpack2x16float(%s).x)", b);
       else if (t == TKC_INT16) r = wrap_narrow(c, t, xfmt(c, "bitcast<i32>(%s)", b));
       else r = xfmt(c, "%s", b);
-      free(b);
+      tkc_free(b);
       return r;
     }
     if (tkc_dtype_size((tkc_dtype)t) == 1) return wrap_narrow(c, t, xfmt(c, "bitcast<%s>(%s)", reg_name[t], x));
@@ -535,9 +535,9 @@ static char *vec_literal(rctx *c, const tkc_uop *u, tkc_dt dt, char **l, int n) 
     for (int i = 0; i < n; i++) tkc_sbuf_printf(&b, "%s%s", i ? ", " : "", l[i]);
     tkc_sbuf_puts(&b, ")");
   }
-  for (int i = 0; i < n; i++) free(l[i]);
-  if (!t) { free(b.s); return NULL; }
-  if (b.oom) { free(b.s); return fail_oom(c); }
+  for (int i = 0; i < n; i++) tkc_free(l[i]);
+  if (!t) { tkc_free(b.s); return NULL; }
+  if (b.oom) { tkc_free(b.s); return fail_oom(c); }
   char *s = tkc_sbuf_take(&b);
   return s ? s : fail_oom(c);
 }
@@ -589,10 +589,10 @@ static char *render_value_op(rctx *c, const tkc_uop *u) {
       }
       if (!l[i]) ok = false;
     }
-    for (int k = 0; k < 3; k++) free(a[k]);
+    for (int k = 0; k < 3; k++) tkc_free(a[k]);
   }
   if (ok) return cnt > 1 ? vec_literal(c, u, u->dtype, l, lanes) : l[0];
-  for (int i = 0; i < lanes; i++) free(l[i]);
+  for (int i = 0; i < lanes; i++) tkc_free(l[i]);
   return NULL;
 }
 
@@ -633,7 +633,7 @@ static char *render_load_value(rctx *c, const tkc_uop *u) {
   char *l[4] = {NULL, NULL, NULL, NULL};
   for (int i = 0; i < cnt; i++)
     if (!(l[i] = elem(c, bname, idx, i))) {
-      for (int k = 0; k < i; k++) free(l[k]);
+      for (int k = 0; k < i; k++) tkc_free(l[k]);
       return NULL;
     }
   return vec_literal(c, u, u->dtype, l, cnt);
@@ -672,8 +672,8 @@ static void render_store(rctx *c, const tkc_uop *u, int depth) {
   for (int i = 0; i < cnt; i++) {
     char *li = lane(c, u, v, i), *ei = li ? elem(c, bname, idx, i) : NULL;
     if (ei) emit(c, depth, "%s = %s;", ei, li);
-    free(li);
-    free(ei);
+    tkc_free(li);
+    tkc_free(ei);
     if (c->cs.failed) return;
   }
 }
@@ -833,7 +833,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
     for (int k = 0; k < cnt && ok; k++)
       if (!(l[k] = const_str(c, u, u->dtype.scalar, u->op == TKC_OP_VCONST ? &u->arg.v.t[k] : &u->arg))) ok = false;
     if (!ok) {
-      for (int k = 0; k < cnt; k++) free(l[k]);
+      for (int k = 0; k < cnt; k++) tkc_free(l[k]);
       return false;
     }
     return (c->cs.r[i] = vec_literal(c, u, u->dtype, l, cnt)) != NULL;
@@ -913,7 +913,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       emit(c, *depth, "var %s: %s = %s;", nm, tb, alt);
       emit(c, *depth, "if (%s) { %s = %s; }", gate, nm, v);
     }
-    free(v);
+    tkc_free(v);
     c->cs.r[i] = nm;
     return nm && !c->cs.failed;
   }
@@ -937,7 +937,7 @@ static bool render_one(rctx *c, size_t i, int *depth) {
       if (!x || !(l[k] = xfmt(c, "%s", x))) ok = false;
     }
     if (!ok) {
-      for (int k = 0; k < cnt; k++) free(l[k]);
+      for (int k = 0; k < cnt; k++) tkc_free(l[k]);
       return false;
     }
     if (!(e = vec_literal(c, u, u->dtype, l, cnt))) return false;
@@ -1102,9 +1102,9 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   c.local_size[0] = c.local_size[1] = c.local_size[2] = 1;
   char *out = NULL;
   if (tkc_cs_init(&c.cs, "WGSL", "let", uops, n) != TKC_OK) goto done;
-  c.base = malloc((n + 1) * sizeof *c.base);
-  c.skip = calloc(n + 1, 1);
-  c.vars = calloc(n + 1, sizeof *c.vars);
+  c.base = tkc_malloc((n + 1) * sizeof *c.base);
+  c.skip = tkc_calloc(n + 1, 1);
+  c.vars = tkc_calloc(n + 1, sizeof *c.vars);
   if (!c.base || !c.skip || !c.vars) { fail_oom(&c); goto done; }
   for (size_t i = 0; i <= n; i++) c.base[i] = -1;
   if (!prepass(&c)) goto done;
@@ -1145,13 +1145,13 @@ static char *render_wgsl(const tkc_renderer *self, const char *name, tkc_uop *co
   if (!out) c.cs.failed = true;
 
 done:
-  free(c.base);
-  free(c.skip);
-  free(c.vars);
-  free(c.decl.s);
+  tkc_free(c.base);
+  tkc_free(c.skip);
+  tkc_free(c.vars);
+  tkc_free(c.decl.s);
   tkc_cs_free(&c.cs);
   if (c.cs.failed) {
-    free(out);
+    tkc_free(out);
     return NULL;
   }
   return out;

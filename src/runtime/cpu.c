@@ -65,10 +65,10 @@ static double cc_timeout_s(void) {
 static char **env_with_tmpdir(const char *dir) {
   size_t n = 0;
   while (environ[n]) n++;
-  char **env = malloc((n + 2) * sizeof *env);
-  char *tmpdir = env ? malloc(strlen(dir) + 8) : NULL;
+  char **env = tkc_malloc((n + 2) * sizeof *env);
+  char *tmpdir = env ? tkc_malloc(strlen(dir) + 8) : NULL;
   if (!tmpdir) {
-    free(env);
+    tkc_free(env);
     return NULL;
   }
   sprintf(tmpdir, "TMPDIR=%s", dir);
@@ -111,8 +111,8 @@ static int run_quiet(char *const argv[], const char *log, const char *tmpdir, in
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
   if (tmpdir) {
-    free(env[0]);
-    free(env);
+    tkc_free(env[0]);
+    tkc_free(env);
   }
   if (rc) { *err = rc; return -1; }
   /* poll: 1 ms growing to 20 ms between looks costs nothing next to a compile */
@@ -138,8 +138,8 @@ static int run_quiet(char *const argv[], const char *log, const char *tmpdir, in
   return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
 fail_env:
   if (tmpdir) {
-    free(env[0]);
-    free(env);
+    tkc_free(env[0]);
+    tkc_free(env);
   }
   return -1;
 }
@@ -227,8 +227,8 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   if (known) {
     known[vlen] = 0;
     cc_identify(known);
-    free(known);
-    free(key);
+    tkc_free(known);
+    tkc_free(key);
     return 1;
   }
   char *argv[TKC_COUNTOF(cc_words) + 1];
@@ -245,12 +245,12 @@ static int try_compiler(const char *cmd, char *tried, size_t tn) {
   if (fd >= 0) unlink(log);
   if (rc == 0) {
     if (key && ver) tkc_dcache_put("cc", key, keylen, ver, strlen(ver));
-    free(key);
+    tkc_free(key);
     cc_identify(ver);
-    free(ver);
+    tkc_free(ver);
     return 1;
   }
-  free(key);
+  tkc_free(key);
   size_t l = strlen(tried);
   if (rc == -2) snprintf(tried + l, tn - l, "%s%s (--version timed out)", l ? ", " : "", cmd);
   else if (rc < 0) snprintf(tried + l, tn - l, "%s%s (%s)", l ? ", " : "", cmd, TKC_STRERROR(err));
@@ -266,7 +266,7 @@ static void cc_identify(const char *ver) {
   char *info = read_file("/proc/cpuinfo", 64 * 1024), *m = info ? strstr(info, "model name") : NULL, *f = info ? strstr(info, "\nflags") : NULL;
   if (m || f) snprintf(cpu, sizeof cpu, "%.*s|%.*s", m ? (int)strcspn(m, "\n") : 0, m ? m : "", f ? (int)strcspn(f + 1, "\n") : 0, f ? f + 1 : "");
   snprintf(cc_ident, sizeof cc_ident, "%.*s\n%s", ver ? (int)strcspn(ver, "\n") : 1, ver ? ver : "?", cpu);
-  free(info);
+  tkc_free(info);
 }
 
 static void cc_detect(void) {
@@ -304,12 +304,12 @@ static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=nat
 static char *read_upto(const char *path, size_t max, int truncate, size_t *n) {
   FILE *f = fopen(path, "rb");
   if (!f) return NULL;
-  char *s = malloc(max + 2);
+  char *s = tkc_malloc(max + 2);
   size_t got = s ? fread(s, 1, max + 1, f) : 0;
   fclose(f);
   if (s && got > max && truncate) got = max;
   if (!s || got > max) {
-    free(s);
+    tkc_free(s);
     return NULL;
   }
   s[got] = 0;
@@ -454,17 +454,17 @@ compile:
     size_t n = 0;
     void *bytes = read_bytes(out, (size_t)1 << 30, &n);
     if (bytes) tkc_dcache_put("cpu", key, keylen, bytes, n);
-    free(bytes);
+    tkc_free(bytes);
   }
 
 load:
-  p = calloc(1, sizeof *p);
+  p = tkc_calloc(1, sizeof *p);
   if (!p) { st = tkc_err(TKC_ENOMEM, "CPU: out of memory"); goto cleanup; }
   p->dl = dlopen(out, RTLD_NOW | RTLD_LOCAL);
   if (!p->dl && obj) { /* a cached object this process cannot load: build it again */
-    free(p);
+    tkc_free(p);
     p = NULL;
-    free(obj);
+    tkc_free(obj);
     obj = NULL;
     goto compile;
   }
@@ -484,15 +484,15 @@ load:
   if (st) goto cleanup;
   p->parallel = strstr(k->source, "tkc_hi_") != NULL && tkc_kernel_work_estimate(k) >= TKC_CPU_PARALLEL_MIN_WORK;
 cleanup:
-  free(msg);
-  free(key);
-  free(obj);
+  tkc_free(msg);
+  tkc_free(key);
+  tkc_free(obj);
   remove_dir(dir);
   if (st != TKC_OK) {
     if (p) {
       if (p->dl) dlclose(p->dl);
       tkc_ffi_release(&p->sig);
-      free(p);
+      tkc_free(p);
     }
     return st;
   }
@@ -505,7 +505,7 @@ static void cpu_release(void *handle) {
   if (!p) return;
   if (p->dl) dlclose(p->dl);
   tkc_ffi_release(&p->sig);
-  free(p);
+  tkc_free(p);
 }
 
 /* ---------------------------------------------------------------- launch */

@@ -262,6 +262,10 @@ static tkc_status enter(const char *what) {
   return r ? tkc_err(TKC_ERUNTIME, "CUDA: %s: cuCtxSetCurrent: %s", what, tkc_cuda_error_name(r)) : TKC_OK;
 }
 
+/* enter() for cleanup (free, release): it runs after the failure being reported, often because
+ * of it, so it records nothing and keeps that first error */
+static bool enter_quietly(void) { return cuda_available(NULL, 0) && G.d.CtxSetCurrent(G.ctx) == 0; }
+
 /* ---------------------------------------------------------------- memory */
 
 static void *cuda_alloc(size_t nbytes) {
@@ -273,7 +277,7 @@ static void *cuda_alloc(size_t nbytes) {
 }
 
 static void cuda_free(void *p) {
-  if (!p || enter("free")) return;
+  if (!p || !enter_quietly()) return;
   G.d.MemFree((CUdeviceptr)(uintptr_t)p);
 }
 
@@ -308,11 +312,11 @@ static tkc_status cuda_compile(const tkc_kernel *k, void **handle) {
   if (!k || !k->name || !k->source || !*k->source) return tkc_err(TKC_EINVAL, "CUDA: compile of an incomplete kernel");
   tkc_status st = enter("compile");
   if (st) return st;
-  char *log = calloc(1, JIT_LOG_BYTES);
-  cuda_prog *p = calloc(1, sizeof *p);
+  char *log = tkc_calloc(1, JIT_LOG_BYTES);
+  cuda_prog *p = tkc_calloc(1, sizeof *p);
   if (!log || !p) {
-    free(log);
-    free(p);
+    tkc_free(log);
+    tkc_free(p);
     return tkc_err(TKC_ENOMEM, "CUDA: out of memory compiling %s", k->name);
   }
   int opts[2] = {JIT_ERROR_LOG_BUFFER, JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
@@ -325,9 +329,9 @@ static tkc_status cuda_compile(const tkc_kernel *k, void **handle) {
     st = tkc_err(TKC_ECOMPILE, "CUDA: the module of kernel %s has no entry %s: %s", k->name, k->name, tkc_cuda_error_name(r));
     G.d.ModuleUnload(p->mod);
   }
-  free(log);
+  tkc_free(log);
   if (st) {
-    free(p);
+    tkc_free(p);
     return st;
   }
   *handle = p;
@@ -337,8 +341,8 @@ static tkc_status cuda_compile(const tkc_kernel *k, void **handle) {
 static void cuda_release(void *handle) {
   cuda_prog *p = handle;
   if (!p) return;
-  if (!enter("release")) G.d.ModuleUnload(p->mod);
-  free(p);
+  if (enter_quietly()) G.d.ModuleUnload(p->mod);
+  tkc_free(p);
 }
 
 static tkc_status cuda_launch(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars) {
@@ -360,11 +364,11 @@ static tkc_status cuda_launch(const tkc_kernel *k, void *handle, void *const *bu
     return tkc_err(TKC_EINVAL, "CUDA: %s: %lld threads per block exceed the device's %d", k->name, (long long)(l[0] * l[1] * l[2]),
                    lim->max_threads_per_block);
   int n = k->nbufs + k->nvars;
-  CUdeviceptr *ptrs = calloc((size_t)k->nbufs + 1, sizeof *ptrs);
-  int *ints = calloc((size_t)k->nvars + 1, sizeof *ints);
-  void **params = calloc((size_t)n + 1, sizeof *params);
+  CUdeviceptr *ptrs = tkc_calloc((size_t)k->nbufs + 1, sizeof *ptrs);
+  int *ints = tkc_calloc((size_t)k->nvars + 1, sizeof *ints);
+  void **params = tkc_calloc((size_t)n + 1, sizeof *params);
   if (!ptrs || !ints || !params) {
-    free(ptrs), free(ints), free(params);
+    tkc_free(ptrs), tkc_free(ints), tkc_free(params);
     return tkc_err(TKC_ENOMEM, "CUDA: out of memory launching %s", k->name);
   }
   for (int i = 0; i < k->nbufs; i++) {
@@ -379,9 +383,9 @@ static tkc_status cuda_launch(const tkc_kernel *k, void *handle, void *const *bu
                                 NULL, n ? params : NULL, NULL);
   if (r) st = tkc_err(TKC_ERUNTIME, "CUDA: cuLaunchKernel of %s: %s", k->name, tkc_cuda_error_name(r));
   else if ((r = G.d.CtxSynchronize())) st = tkc_err(TKC_ERUNTIME, "CUDA: kernel %s failed: %s", k->name, tkc_cuda_error_name(r));
-  free(ptrs);
-  free(ints);
-  free(params);
+  tkc_free(ptrs);
+  tkc_free(ints);
+  tkc_free(params);
   return st;
 }
 

@@ -54,15 +54,16 @@ static tkc_buffer *buffer_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero, 
   if (!item) return tkc_err_null(TKC_EDTYPE, "%s: dtype %d has no storage", who, (int)dt);
   if (n > SIZE_MAX / item) return tkc_err_null(TKC_EINVAL, "%s: %zu elements overflow", who, n);
   size_t nbytes = n * item;
-  tkc_buffer *b = calloc(1, sizeof *b);
+  tkc_buffer *b = tkc_calloc(1, sizeof *b);
   if (!b) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
   void *p = !zero || d->impl->host_memory ? tkc_pool_take(d, nbytes) : NULL;
   if (p && zero) memset(p, 0, nbytes);
+  unsigned errs = tkc_err_serial();
   if (!p) p = !zero && d->impl->alloc_uninit ? d->impl->alloc_uninit(nbytes) : d->impl->alloc(nbytes);
   *b = (tkc_buffer){d, dt, n, nbytes, p};
-  if (!b->ptr) {
-    free(b);
-    return tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, nbytes);
+  if (!b->ptr) { /* the device's own reason (a lost context, say) when it gave one */
+    tkc_free(b);
+    return tkc_err_serial() != errs ? NULL : tkc_err_null(TKC_ENOMEM, "%s: cannot allocate %zu bytes", d->impl->name, nbytes);
   }
   atomic_fetch_add(&live_bytes, nbytes);
   return b;
@@ -75,7 +76,7 @@ void tkc_buffer_free(tkc_buffer *b) {
   if (!b) return;
   atomic_fetch_sub(&live_bytes, b->nbytes);
   if (!tkc_pool_give(b->dev, b->ptr, b->nbytes)) b->dev->impl->free(b->ptr);
-  free(b);
+  tkc_free(b);
 }
 
 size_t tkc_buffer_nbytes(const tkc_buffer *b) { return b ? b->nbytes : 0; }

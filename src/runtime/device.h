@@ -15,6 +15,7 @@ typedef struct tkc_kernel {
   size_t nuops;
   int nbufs;               /* DEFINE_GLOBAL args are 0..nbufs-1 */
   tkc_dtype *buf_dtypes;   /* element dtype of each DEFINE_GLOBAL */
+  int64_t *buf_need;       /* elements each buffer must hold: 1 + the largest ungated index (0: none known) */
   int nvars;
   tkc_uop **vars;          /* DEFINE_VARs, sorted by name: launch passes values in this order */
 } tkc_kernel;
@@ -91,6 +92,8 @@ TKC_HIDDEN void tkc_program_debug_built(const tkc_program *p);
 
 /* Compiled programs held by the program cache (program.c); for tests. */
 TKC_HIDDEN size_t tkc_program_cache_entries(void);
+/* Releases the compiled code no program is using. */
+TKC_HIDDEN void tkc_program_cache_flush(void);
 
 /* The built-in backends (each defined in its own file). */
 extern const tkc_device_impl tkc_device_cpu;    /* src/runtime/cpu.c */

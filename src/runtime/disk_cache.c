@@ -139,13 +139,13 @@ void *tkc_dcache_get(const char *kind, const void *key, size_t keylen, size_t *n
   else if ((uint64_t)st.st_size < sizeof h || (uint64_t)st.st_size > MAX_ENTRY || !read_all(fd, &h, sizeof h)) why = "truncated";
   else if (memcmp(h.magic, "tkccache", 8) || h.version != FORMAT_VERSION) why = "another format";
   else if (h.keylen != keylen || h.datalen > MAX_ENTRY || sizeof h + h.keylen + h.datalen != (uint64_t)st.st_size) why = "truncated or of another key";
-  else if (!(buf = malloc(keylen + h.datalen + 1)) || !read_all(fd, buf, keylen + h.datalen)) why = "unreadable";
+  else if (!(buf = tkc_malloc(keylen + h.datalen + 1)) || !read_all(fd, buf, keylen + h.datalen)) why = "unreadable";
   else if (memcmp(buf, key, keylen)) why = "of another key";
   else if (entry_sum(buf, keylen, buf + keylen, h.datalen) != h.sum) why = "corrupt (checksum)";
   if (!why) futimens(fd, NULL); /* recently used: evicted last */
   close(fd);
   if (why) {
-    free(buf);
+    tkc_free(buf);
     if (strcmp(why, "of another key")) unlink(path); /* a hash collision is left alone */
     atomic_fetch_add(&n_rejected, 1);
     note("tkc: disk cache: %s is %s; rebuilding it\n", path, why);
@@ -206,7 +206,7 @@ static void evict(const char *root) {
       }
       if (strlen(de->d_name) >= sizeof files->name) continue;
       if (nf == cap) {
-        file_age *g = realloc(files, (cap = cap ? cap * 2 : 64) * sizeof *g);
+        file_age *g = tkc_realloc(files, (cap = cap ? cap * 2 : 64) * sizeof *g);
         if (!g) break;
         files = g;
       }
@@ -225,7 +225,7 @@ static void evict(const char *root) {
       if (snprintf(p, sizeof p, "%s/%s/%s", root, kinds[files[i].kind], files[i].name) < (int)sizeof p && !unlink(p)) total -= files[i].size;
     }
   }
-  free(files);
+  tkc_free(files);
 }
 
 void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void *data, size_t n) {

@@ -15,7 +15,7 @@ tkc_status tkc_ffi_prepare_ex(tkc_ffi_sig *s, int nbufs, int nvars, int nextra, 
   s->nextra = nextra;
   s->atypes = NULL;
   if (nargs) {
-    s->atypes = malloc((size_t)nargs * sizeof *s->atypes);
+    s->atypes = tkc_malloc((size_t)nargs * sizeof *s->atypes);
     if (!s->atypes) return tkc_err(TKC_ENOMEM, "%s: out of memory", who);
     for (int i = 0; i < nbufs; i++) s->atypes[i] = &ffi_type_pointer;
     for (int i = 0; i < nvars + nextra; i++) s->atypes[nbufs + i] = &ffi_type_sint;
@@ -28,7 +28,7 @@ tkc_status tkc_ffi_prepare_ex(tkc_ffi_sig *s, int nbufs, int nvars, int nextra, 
 }
 
 void tkc_ffi_release(tkc_ffi_sig *s) {
-  free(s->atypes);
+  tkc_free(s->atypes);
   s->atypes = NULL;
 }
 
@@ -47,11 +47,11 @@ tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *
   int *ints = int_s;
   int heap = s->nbufs > NSTACK || s->nvars + s->nextra > 2 * NSTACK;
   if (heap) {
-    ptrs = malloc(((size_t)s->nbufs + 1) * sizeof *ptrs);
-    vals = malloc(((size_t)s->nbufs + (size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *vals);
-    ints = malloc(((size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *ints);
+    ptrs = tkc_malloc(((size_t)s->nbufs + 1) * sizeof *ptrs);
+    vals = tkc_malloc(((size_t)s->nbufs + (size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *vals);
+    ints = tkc_malloc(((size_t)s->nvars + (size_t)s->nextra + 1) * sizeof *ints);
     if (!ptrs || !vals || !ints) {
-      free(ptrs), free(vals), free(ints);
+      tkc_free(ptrs), tkc_free(vals), tkc_free(ints);
       return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
     }
   }
@@ -69,7 +69,7 @@ tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), void *const *
   }
   ffi_arg ret = 0;
   ffi_call((ffi_cif *)&s->cif, FFI_FN(fn), &ret, vals);
-  if (heap) free(ptrs), free(vals), free(ints);
+  if (heap) tkc_free(ptrs), tkc_free(vals), tkc_free(ints);
   return TKC_OK;
 }
 
@@ -114,10 +114,10 @@ tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *c
     return tkc_ffi_call_ex(s, fn, bufs, vars, one, who);
   }
   if ((s->nbufs && !bufs) || (s->nvars && !vars)) return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
-  ffi_chunk *ch = calloc((size_t)T, sizeof *ch);
-  pthread_t *th = calloc((size_t)T, sizeof *th);
+  ffi_chunk *ch = tkc_calloc((size_t)T, sizeof *ch);
+  pthread_t *th = tkc_calloc((size_t)T, sizeof *th);
   if (!ch || !th) {
-    free(ch), free(th);
+    tkc_free(ch), tkc_free(th);
     return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
   }
   for (int i = 0; i < T; i++) ch[i] = (ffi_chunk){.s = s, .fn = fn, .bufs = bufs, .vars = vars, .who = who, .core = i, .ncores = T};
@@ -128,7 +128,7 @@ tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *c
   for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
   tkc_status st = TKC_OK;
   for (int i = 0; i < T && !st; i++) st = ch[i].st;
-  free(ch), free(th);
+  tkc_free(ch), tkc_free(th);
   if (st) return tkc_err(st, "%s: a kernel chunk failed to launch", who);
   return TKC_OK;
 }

@@ -94,10 +94,10 @@ typedef struct iptr {
 static void interp_release(void *handle) {
   interp_prog *p = handle;
   if (!p) return;
-  free(p->ins);
-  free(p->pool);
-  free(p->dim_size);
-  free(p);
+  tkc_free(p->ins);
+  tkc_free(p->pool);
+  tkc_free(p->dim_size);
+  tkc_free(p);
 }
 
 /* pointer -> index map used while compiling (open addressing on the UOp address) */
@@ -176,7 +176,7 @@ typedef struct cctx {
 static int pool_push(cctx *c, int32_t v) {
   if (c->npool == c->cappool) {
     size_t nc = c->cappool ? c->cappool * 2 : 64;
-    int32_t *np = realloc(c->p->pool, nc * sizeof *np);
+    int32_t *np = tkc_realloc(c->p->pool, nc * sizeof *np);
     if (!np) return 0;
     c->p->pool = np;
     c->cappool = nc;
@@ -475,17 +475,17 @@ static tkc_status interp_compile(const tkc_kernel *k, void **handle) {
   cctx c;
   memset(&c, 0, sizeof c);
   c.k = k;
-  interp_prog *p = c.p = calloc(1, sizeof *p);
+  interp_prog *p = c.p = tkc_calloc(1, sizeof *p);
   size_t n = k->nuops;
   c.m.cap = 16;
   while (c.m.cap < 2 * n) c.m.cap *= 2;
-  c.m.key = calloc(c.m.cap, sizeof *c.m.key);
-  c.m.val = calloc(c.m.cap, sizeof *c.m.val);
-  c.dim_names = calloc(n + 1, sizeof *c.dim_names);
+  c.m.key = tkc_calloc(c.m.cap, sizeof *c.m.key);
+  c.m.val = tkc_calloc(c.m.cap, sizeof *c.m.val);
+  c.dim_names = tkc_calloc(n + 1, sizeof *c.dim_names);
   if (p) {
     p->n = n;
-    p->ins = calloc(n + 1, sizeof *p->ins);
-    p->dim_size = calloc(n + 1, sizeof *p->dim_size);
+    p->ins = tkc_calloc(n + 1, sizeof *p->ins);
+    p->dim_size = tkc_calloc(n + 1, sizeof *p->dim_size);
   }
   tkc_status st = TKC_OK;
   if (!p || !p->ins || !p->dim_size || !c.m.key || !c.m.val || !c.dim_names) {
@@ -530,9 +530,9 @@ static tkc_status interp_compile(const tkc_kernel *k, void **handle) {
       }
   }
 done:
-  free(c.m.key);
-  free(c.m.val);
-  free(c.dim_names);
+  tkc_free(c.m.key);
+  tkc_free(c.m.val);
+  tkc_free(c.dim_names);
   if (st != TKC_OK) {
     interp_release(p);
     return st;
@@ -773,7 +773,7 @@ static tkc_status interp_launch(const tkc_kernel *k, void *handle, void *const *
   if (k->nvars > 0 && !vars) return tkc_err(TKC_EINVAL, "INTERP: launch: NULL variable values");
   size_t vbytes = p->nvals * sizeof(tkc_value), pbytes = p->nptrs * sizeof(iptr);
   size_t total = vbytes + pbytes + p->local_bytes + p->scratch_bytes + 64;
-  char *mem = calloc(1, total);
+  char *mem = tkc_calloc(1, total);
   if (!mem) return tkc_err(TKC_ENOMEM, "INTERP: out of memory launching %s", k->name ? k->name : "kernel");
   run R = {p, k, (tkc_value *)mem, (iptr *)(mem + vbytes), NULL, NULL};
   R.local = mem + vbytes + pbytes;
@@ -816,7 +816,7 @@ static tkc_status interp_launch(const tkc_kernel *k, void *handle, void *const *
 
   /* every point of the launch grid (one point when there are no SPECIALs) */
   int64_t idx[64 + 1];
-  int64_t *cur = p->ndims <= 64 ? idx : calloc((size_t)p->ndims + 1, sizeof *cur);
+  int64_t *cur = p->ndims <= 64 ? idx : tkc_calloc((size_t)p->ndims + 1, sizeof *cur);
   if (!cur) {
     st = tkc_err(TKC_ENOMEM, "INTERP: out of memory launching %s", k->name ? k->name : "kernel");
     goto out;
@@ -834,9 +834,9 @@ static tkc_status interp_launch(const tkc_kernel *k, void *handle, void *const *
     if (d == p->ndims) break;
   }
 grid_done:
-  if (cur != idx) free(cur);
+  if (cur != idx) tkc_free(cur);
 out:
-  free(mem);
+  tkc_free(mem);
   return st;
 }
 

@@ -282,7 +282,7 @@ static live_symbol *claim_symbol(const char *name) {
   pthread_mutex_lock(&live_lock);
   live_symbol *s = live_symbols;
   while (s && strcmp(s->name, name)) s = s->next;
-  live_symbol *mine = s ? NULL : calloc(1, sizeof *mine);
+  live_symbol *mine = s ? NULL : tkc_calloc(1, sizeof *mine);
   if (mine) {
     snprintf(mine->name, sizeof mine->name, "%s", name);
     mine->next = live_symbols;
@@ -301,7 +301,7 @@ static void unclaim_symbol(live_symbol *mine) {
       break;
     }
   pthread_mutex_unlock(&live_lock);
-  free(mine);
+  tkc_free(mine);
 }
 
 typedef struct llvm_prog {
@@ -322,7 +322,7 @@ static void prog_free(llvm_prog *p) {
   }
   unclaim_symbol(p->symbol);
   tkc_ffi_release(&p->sig);
-  free(p);
+  tkc_free(p);
 }
 
 /* the disk cache key of k's object code as symbol */
@@ -424,17 +424,17 @@ static tkc_status llvm_compile(const tkc_kernel *k, void **handle) {
   char *key = claimed && tkc_dcache_on() ? object_key(k, symbol, &keylen) : NULL;
   void *cached = key ? tkc_dcache_get("llvm", key, keylen, &cached_len) : NULL;
   LLVMMemoryBufferRef obj = cached ? LLVMCreateMemoryBufferWithMemoryRangeCopy(cached, cached_len, symbol) : NULL;
-  free(cached);
+  tkc_free(cached);
   if (!obj) {
     st = build_object(k, symbol, &obj);
     if (!st && key) tkc_dcache_put("llvm", key, keylen, LLVMGetBufferStart(obj), LLVMGetBufferSize(obj));
   }
-  free(key);
+  tkc_free(key);
   if (st) {
     unclaim_symbol(claimed);
     return st;
   }
-  llvm_prog *p = calloc(1, sizeof *p);
+  llvm_prog *p = tkc_calloc(1, sizeof *p);
   if (!p) {
     unclaim_symbol(claimed);
     LLVMDisposeMemoryBuffer(obj);

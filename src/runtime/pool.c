@@ -49,7 +49,7 @@ void *tkc_pool_take(tkc_device *d, size_t nbytes) {
     d->pool_allocs++;
   }
   pthread_mutex_unlock(&lock);
-  free(e);
+  tkc_free(e);
   return p;
 }
 
@@ -58,7 +58,7 @@ static void free_entries(tkc_device *d, pool_entry *e) {
   while (e) {
     pool_entry *next = e->newer;
     d->impl->free(e->ptr);
-    free(e);
+    tkc_free(e);
     e = next;
   }
 }
@@ -66,7 +66,7 @@ static void free_entries(tkc_device *d, pool_entry *e) {
 bool tkc_pool_give(tkc_device *d, void *p, size_t nbytes) {
   pthread_once(&once, init);
   if (nbytes > bound_bytes) return false;
-  pool_entry *e = malloc(sizeof *e), *evicted = NULL;
+  pool_entry *e = tkc_malloc(sizeof *e), *evicted = NULL;
   if (!e) return false;
   *e = (pool_entry){.ptr = p, .nbytes = nbytes};
   pthread_mutex_lock(&lock);

@@ -15,6 +15,8 @@ struct tkc_program {
   tkc_graph *g; /* private: owns the linearized UOps */
   tkc_kernel k;
   char *name, *source;
+  char *symbol; /* the compiled function's name: "tk_" + name, so that no kernel is called exit or
+                 * sqrtf (a C kernel so named would be the libc function or call itself) */
   bool *is_out;
   void *handle;
   struct cache_entry *cached;
@@ -52,13 +54,13 @@ static tkc_status cache_get(tkc_program *p) {
   void *handle = NULL;
   tkc_status st = impl->compile(&p->k, &handle);
   if (st) return st;
-  cache_entry *e = calloc(1, sizeof *e);
+  cache_entry *e = tkc_calloc(1, sizeof *e);
   if (e) {
-    e->name = strdup(p->name);
-    e->source = strdup(p->source);
+    e->name = tkc_strdup(p->name);
+    e->source = tkc_strdup(p->source);
   }
   if (!e || !e->name || !e->source) {
-    if (e) { free(e->name); free(e->source); free(e); }
+    if (e) { tkc_free(e->name); tkc_free(e->source); tkc_free(e); }
     impl->release(handle);
     return tkc_err(TKC_ENOMEM, "out of memory caching a program");
   }
@@ -87,6 +89,17 @@ size_t tkc_program_cache_entries(void) {
  * CACHE_MAX entries the least recently added unused ones are released. */
 #define CACHE_MAX 256
 
+static void release_entries(cache_entry *drop) {
+  while (drop) {
+    cache_entry *e = drop;
+    drop = e->next;
+    e->impl->release(e->handle);
+    tkc_free(e->name);
+    tkc_free(e->source);
+    tkc_free(e);
+  }
+}
+
 static void cache_put(cache_entry *done) {
   cache_entry *drop = NULL;
   pthread_mutex_lock(&cache_lock);
@@ -101,14 +114,23 @@ static void cache_put(cache_entry *done) {
     } else pp = &e->next;
   }
   pthread_mutex_unlock(&cache_lock);
-  while (drop) {
-    cache_entry *e = drop;
-    drop = e->next;
-    e->impl->release(e->handle);
-    free(e->name);
-    free(e->source);
-    free(e);
+  release_entries(drop);
+}
+
+void tkc_program_cache_flush(void) {
+  pthread_once(&cache_once, cache_init);
+  cache_entry *drop = NULL;
+  pthread_mutex_lock(&cache_lock);
+  for (cache_entry **pp = &cache_head; *pp;) {
+    cache_entry *e = *pp;
+    if (e->refs == 0) {
+      *pp = e->next;
+      e->next = drop;
+      drop = e;
+    } else pp = &e->next;
   }
+  pthread_mutex_unlock(&cache_lock);
+  release_entries(drop);
 }
 
 /* ---------------------------------------------------------------- building */
@@ -122,15 +144,15 @@ static tkc_uop *import_graph(tkc_graph *dst, tkc_uop *root) {
   tkc_uop *out = NULL, *local[16];
   for (size_t i = 0; i < n; i++) {
     tkc_uop *u = order[i];
-    tkc_uop **src = u->nsrc <= 16 ? local : malloc(u->nsrc * sizeof *src);
+    tkc_uop **src = u->nsrc <= 16 ? local : tkc_malloc(u->nsrc * sizeof *src);
     if (!src) { tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
     for (int j = 0; j < u->nsrc; j++) src[j] = tkc_umap_get(&map, u->src[j]);
     out = tkc_uop_new(dst, (tkc_op)u->op, u->dtype, u->nsrc, src, u->arg);
-    if (src != local) free(src);
+    if (src != local) tkc_free(src);
     if (!out || tkc_umap_put(&map, u, out)) { out = NULL; tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
   }
 done:
-  free(order);
+  tkc_free(order);
   tkc_umap_free(&map);
   return out;
 }
@@ -145,6 +167,51 @@ static int is_var(const tkc_uop *u) {
 }
 
 /* Buffers, their dtypes and which are written; variables sorted by name. */
+/* How many elements each buffer must hold, from the range analysis of the kernel's ungated
+ * indices, so that launch refuses buffers too small instead of reading past them. Indices that
+ * depend on a variable (their size changes with its value) or on loaded data (no bound known) and
+ * gated ones (out of range where the gate is off) tell nothing and are skipped. */
+static tkc_status collect_buffer_needs(tkc_kernel *k) {
+  uint32_t maxid = 0;
+  for (size_t i = 0; i < k->nuops; i++) maxid = k->uops[i]->id > maxid ? k->uops[i]->id : maxid;
+  bool *unbounded = tkc_calloc(2 * ((size_t)maxid + 1), sizeof *unbounded); /* depends on a var or a load */
+  bool *gated = unbounded + maxid + 1;
+  k->buf_need = tkc_calloc((size_t)k->nbufs + 1, sizeof *k->buf_need);
+  if (!unbounded || !k->buf_need) {
+    tkc_free(unbounded);
+    return tkc_err(TKC_ENOMEM, "out of memory building a program");
+  }
+  for (size_t i = 0; i < k->nuops; i++) { /* a LOAD (index, alt, gate) or STORE (index, value, gate) gates its index */
+    const tkc_uop *u = k->uops[i];
+    if ((u->op == TKC_OP_LOAD || u->op == TKC_OP_STORE) && u->nsrc >= 3) {
+      const tkc_uop *ix = u->src[0];
+      if (ix->op == TKC_OP_CAST && ix->nsrc) ix = ix->src[0];
+      if (ix->id <= maxid) gated[ix->id] = true;
+    }
+  }
+  for (size_t i = 0; i < k->nuops; i++) { /* sources come first in the linearized order */
+    const tkc_uop *u = k->uops[i];
+    bool ub = u->op == TKC_OP_DEFINE_VAR || u->op == TKC_OP_LOAD;
+    for (int j = 0; j < u->nsrc && !ub; j++) ub = u->src[j]->id <= maxid && unbounded[u->src[j]->id];
+    unbounded[u->id] = ub;
+    if (u->op != TKC_OP_INDEX || u->nsrc != 2 || gated[u->id] || u->src[0]->op != TKC_OP_DEFINE_GLOBAL || unbounded[u->src[1]->id]) continue;
+    const tkc_uop *idx = u->src[1];
+    if (!tkc_dt_is_int(tkc_dt_of(idx->dtype.scalar)) || idx->vmax >= INT64_MAX / 2 || idx->vmax < 0) continue;
+    int64_t need = idx->vmax + 1, b = u->src[0]->arg.v.i;
+    if (need > k->buf_need[b]) k->buf_need[b] = need;
+  }
+  for (size_t i = 0; i < k->nuops; i++) { /* a vector load or store through a cast pointer reaches count - 1 further */
+    const tkc_uop *u = k->uops[i];
+    if (u->op != TKC_OP_CAST || !u->nsrc || u->src[0]->op != TKC_OP_INDEX || u->src[0]->nsrc != 2 || !tkc_dt_is_ptr(u->dtype)) continue;
+    const tkc_uop *ix = u->src[0], *idx = ix->src[1];
+    if (ix->src[0]->op != TKC_OP_DEFINE_GLOBAL || gated[ix->id] || unbounded[idx->id] || idx->vmax >= INT64_MAX / 2 || idx->vmax < 0) continue;
+    int64_t need = idx->vmax + u->dtype.count, b = ix->src[0]->arg.v.i;
+    if (need > k->buf_need[b]) k->buf_need[b] = need;
+  }
+  tkc_free(unbounded);
+  return TKC_OK;
+}
+
 static tkc_status collect_args(tkc_program *p) {
   tkc_kernel *k = &p->k;
   int nvars = 0;
@@ -159,9 +226,9 @@ static tkc_status collect_args(tkc_program *p) {
       nvars++;
     }
   }
-  k->buf_dtypes = calloc((size_t)k->nbufs + 1, sizeof *k->buf_dtypes);
-  p->is_out = calloc((size_t)k->nbufs + 1, sizeof *p->is_out);
-  k->vars = calloc((size_t)nvars + 1, sizeof *k->vars);
+  k->buf_dtypes = tkc_calloc((size_t)k->nbufs + 1, sizeof *k->buf_dtypes);
+  p->is_out = tkc_calloc((size_t)k->nbufs + 1, sizeof *p->is_out);
+  k->vars = tkc_calloc((size_t)nvars + 1, sizeof *k->vars);
   if (!k->buf_dtypes || !p->is_out || !k->vars) return tkc_err(TKC_ENOMEM, "out of memory building a program");
   for (int i = 0; i < k->nbufs; i++) k->buf_dtypes[i] = TKC_VOID;
   for (size_t i = 0; i < k->nuops; i++) {
@@ -177,7 +244,7 @@ static tkc_status collect_args(tkc_program *p) {
   for (int i = 0; i < k->nbufs; i++)
     if (k->buf_dtypes[i] == TKC_VOID) return tkc_err(TKC_EINVAL, "kernel skips buffer number %d", i);
   qsort(k->vars, (size_t)k->nvars, sizeof *k->vars, cmp_var);
-  return TKC_OK;
+  return collect_buffer_needs(k);
 }
 
 static tkc_uop *rewrite_for(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r) {
@@ -207,7 +274,7 @@ char *tkc_codegen_source(tkc_uop *sink, const tkc_renderer *r, const char *name)
   size_t n;
   tkc_uop **uops = pg ? codegen(pg, sink, r, &n) : NULL;
   char *src = uops ? tkc_render(r, name, uops, n) : NULL;
-  free(uops);
+  tkc_free(uops);
   tkc_graph_free(pg);
   return src;
 }
@@ -273,7 +340,7 @@ void tkc_program_debug_built(const tkc_program *p) {
     char *s = uops_listing(p);
     if (s) fputs(s, stderr);
     else tkc_clear_error(); /* out of memory: no listing */
-    free(s);
+    tkc_free(s);
   }
   if (p->source && *p->source) fprintf(stderr, "%s\n", p->source);
 }
@@ -291,21 +358,26 @@ tkc_status tkc_program_compile(tkc_program *p) {
 tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
   if (!d || !g || !sink) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
   if (sink->op != TKC_OP_SINK) return tkc_err_null(TKC_EINVAL, "tkc_program_new: the kernel root is %s, not SINK", tkc_op_name((tkc_op)sink->op));
-  tkc_program *p = calloc(1, sizeof *p);
+  tkc_program *p = tkc_calloc(1, sizeof *p);
   if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory creating a program");
   p->dev = d;
-  p->name = strdup(name ? name : "kernel");
+  p->name = tkc_strdup(name ? name : "kernel");
+  p->symbol = p->name ? tkc_malloc(strlen(p->name) + 4) : NULL;
   p->g = tkc_graph_new();
-  if (!p->name || !p->g) { tkc_err(TKC_ENOMEM, "out of memory creating a program"); goto fail; }
-  p->k.name = p->name;
+  if (!p->symbol || !p->g) { tkc_err(TKC_ENOMEM, "out of memory creating a program"); goto fail; }
+  memcpy(p->symbol, "tk_", 3), strcpy(p->symbol + 3, p->name);
+  p->k.name = p->symbol;
   const tkc_renderer *r = tkc_device_renderer(d);
   if (d->impl->renderer && !r) goto fail;
   tkc_uop **uops = codegen(p->g, sink, r, &p->k.nuops);
   if (!uops) goto fail;
   p->k.uops = uops;
   if (collect_args(p)) goto fail;
-  p->source = r ? tkc_render(r, p->name, uops, p->k.nuops) : strdup("");
-  if (!p->source) goto fail;
+  p->source = r ? tkc_render(r, p->symbol, uops, p->k.nuops) : tkc_strdup("");
+  if (!p->source) {
+    if (!r) tkc_err(TKC_ENOMEM, "out of memory creating a program");
+    goto fail;
+  }
   p->k.source = p->source;
   return p;
 fail:
@@ -317,14 +389,16 @@ void tkc_program_free(tkc_program *p) {
   if (!p) return;
   if (p->cached) cache_put(p->cached);
   else if (p->handle) p->dev->impl->release(p->handle);
-  free((void *)p->k.uops);
-  free(p->k.buf_dtypes);
-  free(p->k.vars);
-  free(p->is_out);
-  free(p->name);
-  free(p->source);
+  tkc_free((void *)p->k.uops);
+  tkc_free(p->k.buf_dtypes);
+  tkc_free(p->k.buf_need);
+  tkc_free(p->k.vars);
+  tkc_free(p->is_out);
+  tkc_free(p->name);
+  tkc_free(p->symbol);
+  tkc_free(p->source);
   tkc_graph_free(p->g);
-  free(p);
+  tkc_free(p);
 }
 
 const char *tkc_program_name(const tkc_program *p) { return p ? p->name : NULL; }
@@ -464,7 +538,7 @@ static tkc_status launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, con
   if (nbufs != p->k.nbufs) return tkc_err(TKC_EINVAL, "%s takes %d buffers, %d given", p->name, p->k.nbufs, nbufs);
   if (nvars != p->k.nvars) return tkc_err(TKC_EINVAL, "%s takes %d variables, %d given", p->name, p->k.nvars, nvars);
   if ((nbufs && !bufs) || (nvars && !vars)) return tkc_err(TKC_EINVAL, "tkc_program_launch: NULL buffer or variable list");
-  void *local[16], **ptrs = nbufs <= 16 ? local : malloc((size_t)nbufs * sizeof *ptrs);
+  void *local[16], **ptrs = nbufs <= 16 ? local : tkc_malloc((size_t)nbufs * sizeof *ptrs);
   if (!ptrs) return tkc_err(TKC_ENOMEM, "out of memory launching");
   tkc_status st = TKC_OK;
   for (int i = 0; i < nbufs && !st; i++) {
@@ -472,6 +546,8 @@ static tkc_status launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, con
     else if (tkc_buffer_device(bufs[i]) != p->dev) st = tkc_err(TKC_EINVAL, "%s: buffer %d lives on %s, the program on %s", p->name, i, tkc_device_name(tkc_buffer_device(bufs[i])), tkc_device_name(p->dev));
     else if (tkc_buffer_dtype(bufs[i]) != p->k.buf_dtypes[i] && tkc_dtype_size(tkc_buffer_dtype(bufs[i])) != tkc_dtype_size(p->k.buf_dtypes[i]))
       st = tkc_err(TKC_EDTYPE, "%s: buffer %d holds %s, the kernel reads %s", p->name, i, tkc_dtype_name(tkc_buffer_dtype(bufs[i])), tkc_dtype_name(p->k.buf_dtypes[i]));
+    else if ((uint64_t)p->k.buf_need[i] > tkc_buffer_numel(bufs[i]))
+      st = tkc_err(TKC_EINVAL, "%s: buffer %d holds %zu elements, the kernel indexes %" PRId64, p->name, i, tkc_buffer_numel(bufs[i]), p->k.buf_need[i]);
     else ptrs[i] = tkc_buffer_ptr(bufs[i]);
   }
   for (int i = 0; i < nvars && !st; i++)
@@ -506,7 +582,7 @@ static tkc_status launch(tkc_program *p, tkc_buffer *const *bufs, int nbufs, con
       }
     }
   }
-  if (ptrs != local) free(ptrs);
+  if (ptrs != local) tkc_free(ptrs);
   return st;
 }
 

@@ -364,14 +364,14 @@ static void *webgpu_alloc(size_t nbytes) {
   if (nbytes > (size_t)wg_limits.maxBufferSize || nbytes > SIZE_MAX - 4)
     return tkc_err_null(TKC_ENOMEM, "WEBGPU: %zu bytes exceed the adapter's largest buffer (%llu bytes)", nbytes,
                         (unsigned long long)wg_limits.maxBufferSize);
-  wbuf *w = calloc(1, sizeof *w);
+  wbuf *w = tkc_calloc(1, sizeof *w);
   if (!w) return tkc_err_null(TKC_ENOMEM, "WEBGPU: out of memory");
   w->size = round4(nbytes);
   pthread_mutex_lock(&wg_lock);
   w->b = new_buffer(w->size, WGPUBufferUsage_Storage | WGPUBufferUsage_CopyDst | WGPUBufferUsage_CopySrc, "creating a buffer");
   pthread_mutex_unlock(&wg_lock);
   if (!w->b) {
-    free(w);
+    tkc_free(w);
     return NULL;
   }
   return w;
@@ -385,7 +385,7 @@ static void webgpu_free(void *p) {
   wg.BufferRelease(w->b);
   err_clear();
   pthread_mutex_unlock(&wg_lock);
-  free(w);
+  tkc_free(w);
 }
 
 static tkc_status webgpu_copyin(void *dst, const void *src, size_t nbytes) {
@@ -569,7 +569,7 @@ static void release_prog(wprog *p) {
     wg.BufferDestroy(p->vars);
     wg.BufferRelease(p->vars);
   }
-  free(p);
+  tkc_free(p);
 }
 
 static void webgpu_release(void *handle) {
@@ -604,7 +604,7 @@ static tkc_status compile_locked(const tkc_kernel *k, wprog *p) {
 
   /* the explicit layout: storage buffers, then the variables' uniform buffer */
   int n = k->nbufs + (k->nvars ? 1 : 0);
-  WGPUBindGroupLayoutEntry *e = calloc((size_t)n + 1, sizeof *e);
+  WGPUBindGroupLayoutEntry *e = tkc_calloc((size_t)n + 1, sizeof *e);
   if (!e) return tkc_err(TKC_ENOMEM, "WEBGPU: out of memory");
   for (int i = 0; i < n; i++) {
     e[i].binding = (uint32_t)i;
@@ -616,7 +616,7 @@ static tkc_status compile_locked(const tkc_kernel *k, wprog *p) {
   bd.entryCount = (size_t)n;
   bd.entries = e;
   p->bgl = wg.DeviceCreateBindGroupLayout(wg_device, &bd);
-  free(e);
+  tkc_free(e);
   if ((st = err_take(TKC_ERUNTIME, "creating the bind group layout"))) return st;
   WGPUPipelineLayoutDescriptor pd;
   memset(&pd, 0, sizeof pd);
@@ -650,7 +650,7 @@ static tkc_status webgpu_compile(const tkc_kernel *k, void **handle) {
   tkc_status st = need_device();
   if (st) return st;
   if (!k->source || !k->name) return tkc_err(TKC_EINVAL, "WEBGPU: kernel without source or name");
-  wprog *p = calloc(1, sizeof *p);
+  wprog *p = tkc_calloc(1, sizeof *p);
   if (!p) return tkc_err(TKC_ENOMEM, "WEBGPU: out of memory");
   pthread_mutex_lock(&wg_lock);
   st = compile_locked(k, p);
@@ -682,14 +682,14 @@ static tkc_status launch_locked(const tkc_kernel *k, wprog *p, void *const *bufs
   }
   err_clear();
   if (p->nvars) { /* the variables as int32 (launch checked them against their bounds) */
-    int32_t *vp = calloc((size_t)p->vars_size, 1);
+    int32_t *vp = tkc_calloc((size_t)p->vars_size, 1);
     if (!vp) return tkc_err(TKC_ENOMEM, "WEBGPU: out of memory");
     for (int i = 0; i < p->nvars; i++) vp[i] = (int32_t)vars[i];
     wg.QueueWriteBuffer(wg_queue, p->vars, 0, vp, (size_t)p->vars_size);
-    free(vp);
+    tkc_free(vp);
   }
   int n = p->nbufs + (p->nvars ? 1 : 0);
-  WGPUBindGroupEntry *e = calloc((size_t)n + 1, sizeof *e);
+  WGPUBindGroupEntry *e = tkc_calloc((size_t)n + 1, sizeof *e);
   if (!e) return tkc_err(TKC_ENOMEM, "WEBGPU: out of memory");
   for (int i = 0; i < n; i++) {
     e[i].binding = (uint32_t)i;
@@ -702,7 +702,7 @@ static tkc_status launch_locked(const tkc_kernel *k, wprog *p, void *const *bufs
   bd.entryCount = (size_t)n;
   bd.entries = e;
   WGPUBindGroup bg = wg.DeviceCreateBindGroup(wg_device, &bd);
-  free(e);
+  tkc_free(e);
   tkc_status st = err_take(TKC_ERUNTIME, "binding the buffers");
   WGPUCommandEncoder enc = NULL;
   if (!st) {

@@ -13,8 +13,8 @@ tkc_uop **tkc_toposort(const tkc_uop *root, size_t *n) {
   if (!root || !n) return tkc_err_null(TKC_EINVAL, "tkc_toposort: NULL argument");
   tkc_umap seen = {0};
   size_t cap = 64, len = 0, depth = 0, scap = 64;
-  tkc_uop **out = malloc(cap * sizeof *out);
-  frame *stack = malloc(scap * sizeof *stack);
+  tkc_uop **out = tkc_malloc(cap * sizeof *out);
+  frame *stack = tkc_malloc(scap * sizeof *stack);
   if (!out || !stack || tkc_umap_put(&seen, root, (tkc_uop *)root)) goto oom;
   stack[depth++] = (frame){root, 0};
   while (depth) { /* iterative DFS: sources in order, node after its sources */
@@ -24,7 +24,7 @@ tkc_uop **tkc_toposort(const tkc_uop *root, size_t *n) {
       if (tkc_umap_get(&seen, s)) continue;
       if (tkc_umap_put(&seen, s, (tkc_uop *)s)) goto oom;
       if (depth == scap) {
-        frame *ns = realloc(stack, (scap *= 2) * sizeof *stack);
+        frame *ns = tkc_realloc(stack, (scap *= 2) * sizeof *stack);
         if (!ns) goto oom;
         stack = ns;
       }
@@ -32,20 +32,20 @@ tkc_uop **tkc_toposort(const tkc_uop *root, size_t *n) {
       continue;
     }
     if (len == cap) {
-      tkc_uop **no = realloc(out, (cap *= 2) * sizeof *out);
+      tkc_uop **no = tkc_realloc(out, (cap *= 2) * sizeof *out);
       if (!no) goto oom;
       out = no;
     }
     out[len++] = (tkc_uop *)f->u;
     depth--;
   }
-  free(stack);
+  tkc_free(stack);
   tkc_umap_free(&seen);
   *n = len;
   return out;
 oom:
-  free(stack);
-  free(out);
+  tkc_free(stack);
+  tkc_free(out);
   tkc_umap_free(&seen);
   return tkc_err_null(TKC_ENOMEM, "out of memory in toposort");
 }
@@ -90,7 +90,7 @@ char *tkc_uop_str(const tkc_uop *root) {
     }
     tkc_sbuf_puts(&b, "\n");
   }
-  free(order);
+  tkc_free(order);
   tkc_umap_free(&index);
   return tkc_sbuf_take(&b);
 }

@@ -34,7 +34,7 @@ typedef struct engine {
 static int push(engine *e, tkc_uop *n) {
   if (e->depth == e->cap) {
     size_t cap = e->cap ? e->cap * 2 : 256;
-    frame *s = realloc(e->stack, cap * sizeof *s);
+    frame *s = tkc_realloc(e->stack, cap * sizeof *s);
     if (!s) return tkc_err(TKC_ENOMEM, "out of memory in graph_rewrite");
     e->stack = s;
     e->cap = cap;
@@ -52,7 +52,7 @@ static int push_sources(engine *e, tkc_uop *u) {
 
 /* u with its sources replaced by their results (u itself when none changed); NULL on error. */
 static tkc_uop *with_new_sources(engine *e, tkc_uop *u, int *changed) {
-  tkc_uop *local[8], **src = u->nsrc <= 8 ? local : malloc(u->nsrc * sizeof *src);
+  tkc_uop *local[8], **src = u->nsrc <= 8 ? local : tkc_malloc(u->nsrc * sizeof *src);
   if (!src) return tkc_err_null(TKC_ENOMEM, "out of memory in graph_rewrite");
   *changed = 0;
   for (int i = 0; i < u->nsrc; i++) {
@@ -60,7 +60,7 @@ static tkc_uop *with_new_sources(engine *e, tkc_uop *u, int *changed) {
     *changed |= src[i] != u->src[i];
   }
   tkc_uop *r = *changed ? tkc_uop_new(e->g, (tkc_op)u->op, u->dtype, u->nsrc, src, u->arg) : u;
-  if (src != local) free(src);
+  if (src != local) tkc_free(src);
   return r;
 }
 
@@ -127,7 +127,7 @@ static tkc_uop *run(tkc_graph *g, tkc_uop *root, step_fn step, void *arg, int bo
       if (advance(&e)) break;
     if (!e.depth) result = tkc_umap_get(&e.memo, root);
   }
-  free(e.stack);
+  tkc_free(e.stack);
   tkc_umap_free(&e.memo);
   tkc_umap_free(&e.active);
   return result;
@@ -179,7 +179,7 @@ tkc_uop *tkc_substitute(tkc_graph *g, tkc_uop *root, size_t n, tkc_uop *const *f
   result = tkc_umap_get(&e.memo, root);
 done:
   tkc_umap_free(&e.memo);
-  free(order);
+  tkc_free(order);
   tkc_umap_free(&map);
   return result;
 }

@@ -149,10 +149,10 @@ static void uv_init(uvec *a) {
 static bool uv_push(uvec *a, tkc_uop *u) {
   if (a->n == a->cap) {
     size_t cap = a->cap * 2;
-    tkc_uop **nv = malloc(cap * sizeof *nv);
+    tkc_uop **nv = tkc_malloc(cap * sizeof *nv);
     if (!nv) return false;
     memcpy(nv, a->v, a->n * sizeof *nv);
-    if (a->v != a->local) free(a->v);
+    if (a->v != a->local) tkc_free(a->v);
     a->v = nv;
     a->cap = cap;
   }
@@ -160,7 +160,7 @@ static bool uv_push(uvec *a, tkc_uop *u) {
   return true;
 }
 static void uv_free(uvec *a) {
-  if (a->v != a->local) free(a->v);
+  if (a->v != a->local) tkc_free(a->v);
   uv_init(a);
 }
 
@@ -549,7 +549,7 @@ static tkc_uop *r_fold_unrolled_divs(tkc_graph *g, const tkc_match *m, void *ctx
   uvec t;
   uv_init(&t);
   i128 *seen = NULL, den = 0;
-  if (!split_uop(divs, TKC_OP_ADD, &t) || !(seen = malloc(t.n * sizeof *seen))) goto out;
+  if (!split_uop(divs, TKC_OP_ADD, &t) || !(seen = tkc_malloc(t.n * sizeof *seen))) goto out;
   for (size_t i = 0; i < t.n; i++) {
     tkc_uop *u = t.v[i], *s0;
     i128 d, s = 0;
@@ -575,7 +575,7 @@ static tkc_uop *r_fold_unrolled_divs(tkc_graph *g, const tkc_match *m, void *ctx
     if (seen[i] != k + (i128)i) goto out;
   ret = ans;
 out:
-  free(seen);
+  tkc_free(seen);
   uv_free(&t);
   return ret;
 }
@@ -797,10 +797,10 @@ static tkc_uop *div_and_mod_folding(tkc_graph *g, tkc_uop *x, tkc_uop *y, tkc_op
   dterm local[16], *tm = NULL;
   tkc_uop *ret = NULL;
   if (split_uop(x, TKC_OP_ADD, &t)) {
-    tm = t.n <= TKC_COUNTOF(local) ? local : malloc(t.n * sizeof *tm);
+    tm = t.n <= TKC_COUNTOF(local) ? local : tkc_malloc(t.n * sizeof *tm);
     if (tm) ret = dmf_terms(g, x, c, which, depth, &t, tm);
   }
-  if (tm != local) free(tm);
+  if (tm != local) tkc_free(tm);
   uv_free(&t);
   return ret;
 }

@@ -17,11 +17,11 @@ tkc_uop *tkc_umap_get(const tkc_umap *m, const tkc_uop *k) {
 
 static int grow(tkc_umap *m) {
   size_t cap = m->cap ? m->cap * 2 : 64;
-  const tkc_uop **keys = calloc(cap, sizeof *keys);
-  tkc_uop **vals = calloc(cap, sizeof *vals);
+  const tkc_uop **keys = tkc_calloc(cap, sizeof *keys);
+  tkc_uop **vals = tkc_calloc(cap, sizeof *vals);
   if (!keys || !vals) {
-    free(keys);
-    free(vals);
+    tkc_free(keys);
+    tkc_free(vals);
     return -1;
   }
   for (size_t i = 0; i < m->cap; i++) {
@@ -31,8 +31,8 @@ static int grow(tkc_umap *m) {
     keys[j] = m->keys[i];
     vals[j] = m->vals[i];
   }
-  free(m->keys);
-  free(m->vals);
+  tkc_free(m->keys);
+  tkc_free(m->vals);
   m->keys = keys;
   m->vals = vals;
   m->cap = cap;
@@ -50,8 +50,8 @@ int tkc_umap_put(tkc_umap *m, const tkc_uop *k, tkc_uop *v) {
 }
 
 void tkc_umap_free(tkc_umap *m) {
-  free(m->keys);
-  free(m->vals);
+  tkc_free(m->keys);
+  tkc_free(m->vals);
   m->keys = NULL;
   m->vals = NULL;
   m->cap = m->count = 0;

@@ -47,7 +47,7 @@ static void *arena_alloc(tkc_graph *g, size_t n) {
   chunk *c = g->chunks;
   if (!c || c->used + n > c->cap) {
     size_t cap = n > 60000 ? n : 65536 - sizeof(chunk);
-    c = malloc(sizeof(chunk) + cap);
+    c = tkc_malloc(sizeof(chunk) + cap);
     if (!c) return NULL;
     c->next = g->chunks;
     c->used = 0;
@@ -61,12 +61,12 @@ static void *arena_alloc(tkc_graph *g, size_t n) {
 }
 
 tkc_graph *tkc_graph_new(void) {
-  tkc_graph *g = calloc(1, sizeof *g);
+  tkc_graph *g = tkc_calloc(1, sizeof *g);
   if (!g) return tkc_err_null(TKC_ENOMEM, "out of memory creating a graph");
   g->cap = 1024;
-  g->table = calloc(g->cap, sizeof *g->table);
+  g->table = tkc_calloc(g->cap, sizeof *g->table);
   if (!g->table) {
-    free(g);
+    tkc_free(g);
     return tkc_err_null(TKC_ENOMEM, "out of memory creating a graph");
   }
   return g;
@@ -76,10 +76,10 @@ void tkc_graph_free(tkc_graph *g) {
   if (!g) return;
   for (chunk *c = g->chunks, *n; c; c = n) {
     n = c->next;
-    free(c);
+    tkc_free(c);
   }
-  free(g->table);
-  free(g);
+  tkc_free(g->table);
+  tkc_free(g);
 }
 
 size_t tkc_graph_size(const tkc_graph *g) { return g ? g->count : 0; }
@@ -336,7 +336,7 @@ static bool node_eq(const tkc_uop *u, tkc_op op, tkc_dt dt, int nsrc, tkc_uop *c
 
 static int table_grow(tkc_graph *g) {
   size_t cap = g->cap * 2;
-  tkc_uop **t = calloc(cap, sizeof *t);
+  tkc_uop **t = tkc_calloc(cap, sizeof *t);
   if (!t) return -1;
   for (size_t i = 0; i < g->cap; i++) {
     tkc_uop *u = g->table[i];
@@ -345,7 +345,7 @@ static int table_grow(tkc_graph *g) {
     while (t[j]) j = (j + 1) & (cap - 1);
     t[j] = u;
   }
-  free(g->table);
+  tkc_free(g->table);
   g->table = t;
   g->cap = cap;
   return 0;
@@ -355,8 +355,8 @@ tkc_uop *tkc_uop_new(tkc_graph *g, tkc_op op, tkc_dt dt, int nsrc, tkc_uop *cons
   if (!g) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: NULL graph");
   if ((unsigned)op >= TKC_NOPS) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad op %d", (int)op);
   if (nsrc < 0 || nsrc > 65535 || (nsrc && !src)) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad source list");
-  for (int i = 0; i < nsrc; i++)
-    if (!src[i]) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: source %d of %s is NULL", i, op_names[op]);
+  for (int i = 0; i < nsrc; i++) /* a NULL source passes the failure that made it on (TKC_ENOMEM, say) */
+    if (!src[i]) return tkc_last_status() ? NULL : tkc_err_null(TKC_EINVAL, "tkc_uop_new: source %d of %s is NULL", i, op_names[op]);
   if (dt.scalar >= TKC_NDTYPES || !dt.count || (dt.space && !dt.pcount)) return tkc_err_null(TKC_EINVAL, "tkc_uop_new: bad dtype for %s", op_names[op]);
   unsigned fl = tkc_op_flags(op);
   int want = fl & TKC_F_U ? 1 : fl & TKC_F_B ? 2 : fl & TKC_F_T ? 3 : -1;

@@ -55,21 +55,21 @@ struct tkc_match {
 static void *m_alloc(tkc_matcher *pm, size_t n) {
   if (pm->nallocs == pm->capallocs) {
     size_t cap = pm->capallocs ? pm->capallocs * 2 : 64;
-    void **a = realloc(pm->allocs, cap * sizeof *a);
+    void **a = tkc_realloc(pm->allocs, cap * sizeof *a);
     if (!a) return NULL;
     pm->allocs = a;
     pm->capallocs = cap;
   }
-  void *p = calloc(1, n);
+  void *p = tkc_calloc(1, n);
   if (p) pm->allocs[pm->nallocs++] = p;
   return p;
 }
 
 void tkc_matcher_free(tkc_matcher *pm) {
   if (!pm) return;
-  for (size_t i = 0; i < pm->nallocs; i++) free(pm->allocs[i]);
-  free(pm->allocs);
-  free(pm);
+  for (size_t i = 0; i < pm->nallocs; i++) tkc_free(pm->allocs[i]);
+  tkc_free(pm->allocs);
+  tkc_free(pm);
 }
 
 size_t tkc_matcher_size(const tkc_matcher *pm) { return pm ? pm->nrules : 0; }
@@ -341,7 +341,7 @@ static int compile_rule(tkc_matcher *pm, rule *r, const tkc_rule *src, size_t no
 }
 
 static tkc_matcher *build(const tkc_rule *const *lists, const size_t *counts, int nlists) {
-  tkc_matcher *pm = calloc(1, sizeof *pm);
+  tkc_matcher *pm = tkc_calloc(1, sizeof *pm);
   if (!pm) return tkc_err_null(TKC_ENOMEM, "out of memory creating a matcher");
   for (int l = 0; l < nlists; l++) pm->nrules += counts[l];
   pm->rules = m_alloc(pm, (pm->nrules ? pm->nrules : 1) * sizeof *pm->rules);
@@ -385,7 +385,7 @@ tkc_matcher *tkc_matcher_new(const tkc_rule *rules, size_t n) {
 /* The rules of a compiled matcher, as tkc_rule (texts stay owned by the matcher). */
 static tkc_rule *rules_of(const tkc_matcher *pm, size_t *n) {
   *n = pm ? pm->nrules : 0;
-  tkc_rule *r = malloc((*n ? *n : 1) * sizeof *r);
+  tkc_rule *r = tkc_malloc((*n ? *n : 1) * sizeof *r);
   for (size_t i = 0; r && i < *n; i++) r[i] = (tkc_rule){pm->rules[i].text, pm->rules[i].fn};
   return r;
 }
@@ -400,8 +400,8 @@ tkc_matcher *tkc_matcher_concat(const tkc_matcher *a, const tkc_matcher *b) {
   } else {
     tkc_err(TKC_ENOMEM, "out of memory concatenating matchers");
   }
-  free(ra);
-  free(rb);
+  tkc_free(ra);
+  tkc_free(rb);
   return pm;
 }
 

@@ -3,6 +3,8 @@ the library, and reachable from Python."""
 import os
 import re
 
+import pytest
+
 import tkc
 from tkc import _lib, _tensor as tensor
 
@@ -12,7 +14,10 @@ HEADERS = ["include/tkc/base.h", "include/tkc.h"] + ["include/tkc/" + f for f in
 
 # Declared in the headers above but deliberately not bound:
 SKIP = {
-    # (none at the moment: the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
+    # a C allocator callback: through ctypes it would run Python on every block libtkc allocates
+    "tkc_set_allocator": "C allocator callbacks",
+    "tkc_get_allocator": "C allocator callbacks",
+    # (the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
     # being for people building their own front end; tkc_opt_name is taken as the OPT_NAMES table)
 }
 
@@ -66,3 +71,30 @@ def test_module_functions():
     assert tkc.sqrt(x).tolist() == [1.0, 2.0, 3.0]
     assert tkc.maximum(x, 5.0).tolist() == [5.0, 5.0, 9.0]
     assert tkc.sum([1, 2, 3]).item() == 6
+
+
+def test_memory_stats_and_cache_flush():
+    before = tkc.memory_stats()
+    with tkc.Context("INTERP") as c:
+        x = c.tensor([1.0, 2.0, 3.0]) * 2
+        assert x.tolist() == [2.0, 4.0, 6.0]
+        during = tkc.memory_stats()
+        assert during[0] > before[0] and during[1] > before[1]
+    tkc.cache_flush()
+    after = tkc.memory_stats()
+    assert after[0] <= during[0]
+
+
+def test_variables():
+    with tkc.Context("INTERP") as c:
+        pos = c.dim_var("pos", 0, 10)
+        assert tkc.dim_is_var(pos) and not tkc.dim_is_var(3)
+        x = c.tensor([1.0, 2.0, 3.0])
+        for v in (2, 7):
+            c.bind(pos, v)
+            assert c.dim_value(pos) == v
+            assert (x * c.dim_scalar(pos).cast(tkc.float32)).tolist() == [v * 1.0, v * 2.0, v * 3.0]
+        with pytest.raises(tkc.TkcError):
+            c.bind(pos, 11)
+        with pytest.raises(tkc.TkcError):
+            c.dim_var("pos", 0, 1)

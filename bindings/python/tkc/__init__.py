@@ -13,7 +13,8 @@ __setitem__); DLPack exports host copies.
 """
 from . import dtypes
 from ._lib import lib as _clib
-from .context import DEVICES, Context, KernelStats, ProgressInfo, default_context, device_available, devices
+from .context import (DEVICES, Context, KernelStats, ProgressInfo, cache_flush, default_context, device_available, devices,
+                      dim_is_var, memory_stats)
 from .dlpack import from_dlpack
 from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
                      uint64)

@@ -1,5 +1,6 @@
 """Contexts (a tkc_ctx: one device, the owner of its tensors) and device queries."""
 import collections
+import ctypes
 import contextlib
 import weakref
 
@@ -17,6 +18,24 @@ ProgressInfo = collections.namedtuple("ProgressInfo", "stage kernel done total s
 def device_available(name):
     """Whether device name exists and can run here."""
     return bool(lib.tkc_device_available(name.encode()))
+
+
+def dim_is_var(dim):
+    """Whether dim is a variable token (from Context.dim_var) rather than a plain dim."""
+    return bool(lib.tkc_dim_is_var(int(dim)))
+
+
+def cache_flush():
+    """Frees the built kernels and compiled code no context is using (kept process-wide so that a
+    graph seen again is not rebuilt)."""
+    lib.tkc_cache_flush()
+
+
+def memory_stats():
+    """The host memory libtkc holds right now, over all contexts and caches: (blocks, bytes)."""
+    blocks, nbytes = ctypes.c_size_t(), ctypes.c_size_t()
+    lib.tkc_memory_stats(ctypes.byref(blocks), ctypes.byref(nbytes))
+    return blocks.value, nbytes.value
 
 
 def devices():
@@ -127,6 +146,31 @@ class Context:
         if dtype is None:
             dtype = dtypes.default_int if all(isinstance(v, int) for v in (start, stop, step)) else dtypes.default_float
         return Tensor._wrap(self, lib.tkc_arange(self._live(), dtypes.to_dtype(dtype).code, float(start), float(stop), float(step)))
+
+    # ---------------------------------------------------------------- variables
+    def dim_var(self, name, min, max):
+        """A variable of this context in [min, max]: its token (an int) stands for it. Kernels read it
+        as a parameter, so one compiled kernel serves every value bound with bind()."""
+        tok = lib.tkc_dim_var(self._live(), name.encode(), int(min), int(max))
+        if tok == 0:
+            check(lib.tkc_last_status())
+        return tok
+
+    def bind(self, var, value):
+        """Sets variable var (a dim_var token) to value for the next realizes."""
+        check(lib.tkc_dim_bind(self._live(), int(var), int(value)))
+
+    def dim_value(self, dim):
+        """The value bound to a variable token (a plain dim is returned as it is)."""
+        v = lib.tkc_dim_value(self._live(), int(dim))
+        if v < 0:
+            check(lib.tkc_last_status())
+        return v
+
+    def dim_scalar(self, var):
+        """The variable as a 0-d int32 tensor: its bound value at each realize."""
+        from ._tensor import Tensor
+        return Tensor._wrap(self, lib.tkc_dim_scalar(self._live(), int(var)))
 
     # ---------------------------------------------------------------- scopes, stats, tuning
     @contextlib.contextmanager

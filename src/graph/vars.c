@@ -1,0 +1,93 @@
+/* Variables of a ctx (tkc_dim_var): named ints with bounds, bound to a value for the next realizes.
+ * A kernel reads a variable as a DEFINE_VAR parameter, so the one compiled kernel serves every value.
+ *
+ * A variable is named by a dim token, an int64 far below any real dim (negative, near -2^62), that
+ * carries the ctx's serial number and the variable's index, so a token from another ctx or a made-up
+ * one is caught. */
+#include <stdatomic.h>
+#include <string.h>
+#include "graph/tensor_internal.h"
+
+#define TOKEN_BASE (INT64_MIN / 2)
+#define VAR_BITS 20
+#define SERIAL_MASK ((UINT64_C(1) << 40) - 1)
+
+static _Atomic uint64_t next_serial = 1;
+
+uint64_t tkc_ctx_serial_new(void) { return atomic_fetch_add(&next_serial, 1) & SERIAL_MASK; }
+
+int tkc_dim_is_var(int64_t dim) { return dim >= TOKEN_BASE && dim < TOKEN_BASE + (INT64_C(1) << (40 + VAR_BITS)); }
+
+/* the ctx's variable behind token, or NULL with TKC_EINVAL naming who */
+tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who) {
+  if (!ctx) return tkc_err_null(TKC_EINVAL, "%s: NULL ctx", who);
+  if (!tkc_dim_is_var(token)) return tkc_err_null(TKC_EINVAL, "%s: %lld is not a variable (tkc_dim_var makes them)", who, (long long)token);
+  uint64_t t = (uint64_t)(token - TOKEN_BASE), serial = t >> VAR_BITS, i = t & ((1u << VAR_BITS) - 1);
+  if (serial != ctx->serial) return tkc_err_null(TKC_EINVAL, "%s: the variable belongs to another ctx", who);
+  if (i >= (uint64_t)ctx->nvars) return tkc_err_null(TKC_EINVAL, "%s: no such variable in this ctx", who);
+  return &ctx->vars[i];
+}
+
+static int is_identifier(const char *s) {
+  if (!s || !((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z'))) return 0;
+  for (; *s; s++)
+    if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+  return 1;
+}
+
+int64_t tkc_dim_var(tkc_ctx *ctx, const char *name, int64_t min, int64_t max) {
+  if (!ctx) return tkc_err(TKC_EINVAL, "tkc_dim_var: NULL ctx"), 0;
+  if (!is_identifier(name) || strlen(name) >= sizeof ctx->vars[0].name)
+    return tkc_err(TKC_EINVAL, "tkc_dim_var: name \"%s\" is not an identifier of 1 to %zu letters, digits and _ (starting with a letter)",
+                   name ? name : "(null)", sizeof ctx->vars[0].name - 1), 0;
+  if (min < 0 || max < min || max > INT32_MAX)
+    return tkc_err(TKC_EINVAL, "tkc_dim_var: %s: bounds [%lld, %lld] must satisfy 0 <= min <= max <= 2^31-1", name, (long long)min,
+                   (long long)max), 0;
+  for (int i = 0; i < ctx->nvars; i++)
+    if (!strcmp(ctx->vars[i].name, name)) return tkc_err(TKC_EINVAL, "tkc_dim_var: this ctx has a variable %s already", name), 0;
+  if (ctx->nvars == ctx->capvars) {
+    int cap = ctx->capvars ? 2 * ctx->capvars : 8;
+    if (cap > (1 << VAR_BITS)) return tkc_err(TKC_EINVAL, "tkc_dim_var: more than %d variables in one ctx", 1 << VAR_BITS), 0;
+    tkc_ctx_var *v = tkc_realloc(ctx->vars, (size_t)cap * sizeof *v);
+    if (!v) return tkc_err(TKC_ENOMEM, "out of memory creating variable %s", name), 0;
+    ctx->vars = v, ctx->capvars = cap;
+  }
+  tkc_ctx_var *v = &ctx->vars[ctx->nvars];
+  memset(v, 0, sizeof *v);
+  strcpy(v->name, name);
+  v->min = min, v->max = max, v->value = -1;
+  return TOKEN_BASE + (int64_t)((ctx->serial << VAR_BITS) | (uint64_t)ctx->nvars++);
+}
+
+tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value) {
+  tkc_ctx_var *v = tkc_var_of(ctx, var, "tkc_dim_bind");
+  if (!v) return tkc_last_status();
+  if (value < v->min || value > v->max)
+    return tkc_err(TKC_EINVAL, "tkc_dim_bind: %s = %lld is outside its bounds [%lld, %lld]", v->name, (long long)value, (long long)v->min,
+                   (long long)v->max);
+  v->value = value;
+  return TKC_OK;
+}
+
+int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim) {
+  if (!tkc_dim_is_var(dim)) return dim;
+  tkc_ctx_var *v = tkc_var_of(ctx, dim, "tkc_dim_value");
+  if (!v) return -1;
+  if (v->value < 0) return tkc_err(TKC_EINVAL, "tkc_dim_value: variable %s is not bound (tkc_dim_bind)", v->name), -1;
+  return v->value;
+}
+
+const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name) {
+  for (int i = 0; i < ctx->nvars; i++)
+    if (!strcmp(ctx->vars[i].name, name)) return &ctx->vars[i];
+  return NULL;
+}
+
+tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var) {
+  tkc_ctx_var *v = tkc_var_of(ctx, var, "tkc_dim_scalar");
+  if (!v) return NULL;
+  tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL);
+  if (!n) return NULL;
+  n->value.i = v - ctx->vars;
+  return tkc_wrap(ctx, n);
+}
