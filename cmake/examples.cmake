@@ -8,6 +8,8 @@
 #                    include/tkc.hpp (C++17 and C++20) and tests/cpp/test_tkc_hpp.cpp
 #   mlp_loop_example examples/mlp_loop.c: 50 scoped iterations of an MLP, logits checked against C
 #   charlm_example   examples/charlm.c: a char-level transformer LM, 24 greedy steps checked against C
+#   kv_attention_example   examples/kv_attention.c: attention over a growing KV cache, 256 steps of one
+#                    captured step, each checked against C
 
 include(${CMAKE_CURRENT_LIST_DIR}/python.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cpp.cmake)
@@ -21,3 +23,8 @@ set_tests_properties(mlp_loop_example PROPERTIES TIMEOUT 300)
 # 24 greedy steps of a one-block transformer on the default device, each checked against plain C
 add_test(NAME charlm_example COMMAND charlm 24)
 set_tests_properties(charlm_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR}")
+
+# ---------------------------------------------------------------- attention over a KV cache (examples/kv_attention.c)
+# all 256 positions on the default device, the step captured once and replayed, each checked against C
+add_test(NAME kv_attention_example COMMAND kv_attention 256)
+set_tests_properties(kv_attention_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR}")

@@ -174,6 +174,30 @@ TKC_API int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim);
 TKC_API int tkc_dim_is_var(int64_t dim);
 TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
 
+/* ---------------------------------------------------------------- capture and replay
+ * A jit runs fn (which builds and realizes outputs from inputs) once as usual, recording every
+ * kernel launch; every later tkc_jit_run replays those launches on the new inputs' buffers and the
+ * variables' current values (tkc_dim_bind), without building graphs, scheduling or compiling, as
+ * tinygrad's TinyJit. Intermediate buffers are planned once and shared between kernels whose uses
+ * do not overlap.
+ *
+ * fn gets the inputs and fills out[0..nout-1] (tensors it made); tkc_jit_run realizes them. A
+ * replay returns new handles in out (free them as any tensor) that view the jit's own output
+ * buffers: the next replay overwrites their values (copy them out, or tkc_contiguous, to keep them).
+ * Inputs must have the dtype, shape (variable dims included) and layout they had at the capture
+ * (TKC_EINVAL naming the input otherwise: make another jit for that shape); they are realized first.
+ * What fn does besides launching kernels (host copies, reading values, branching on them) is not
+ * replayed. A failed capture leaves the jit empty: the next run captures again. Free jits before
+ * their ctx. tkc_jit_kernels / tkc_jit_buffers: the launches and planned intermediate buffers of the
+ * capture (0 before it). */
+typedef struct tkc_jit tkc_jit;
+typedef tkc_status (*tkc_jit_fn)(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user);
+TKC_API tkc_jit *tkc_jit_new(tkc_ctx *ctx, tkc_jit_fn fn, void *user);
+TKC_API tkc_status tkc_jit_run(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout);
+TKC_API void tkc_jit_free(tkc_jit *j);
+TKC_API int tkc_jit_kernels(const tkc_jit *j);
+TKC_API int tkc_jit_buffers(const tkc_jit *j);
+
 /* ---------------------------------------------------------------- running */
 
 /* Computes t (and what it needs) on the ctx's device. */

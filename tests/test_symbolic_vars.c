@@ -106,7 +106,132 @@ static void test_var_errors(void **state) {
   tkc_ctx_free(other);
 }
 
+
+/* ---------------------------------------------------------------- variable-length dims */
+
+enum { LMAX = 16, D = 4, M = 3 };
+static float X[LMAX * D], A[M * LMAX], B[LMAX * D];
+
+/* The kernel set over length L (a variable bound to L, or the plain number L): each result into out,
+ * concatenated. */
+static int64_t kernel_set(tkc_ctx *ctx, int64_t len, float *out, int *nout) {
+  tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){LMAX, D}, X);
+  tkc_tensor *a = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){M, LMAX}, A);
+  tkc_tensor *b = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){LMAX, D}, B);
+  tkc_tensor *xl = tkc_shrink(x, (const int64_t[]){0, len, 0, D});     /* (L, D) */
+  tkc_tensor *al = tkc_shrink(a, (const int64_t[]){0, M, 0, len});     /* (M, L) */
+  tkc_tensor *bl = tkc_shrink(b, (const int64_t[]){0, len, 0, D});     /* (L, D) */
+  tkc_tensor *r[8];
+  int n = 0;
+  r[n++] = tkc_add(tkc_mul(xl, tkc_scalar(ctx, TKC_FLOAT32, 2)), tkc_scalar(ctx, TKC_FLOAT32, 1)); /* elementwise (L, D) */
+  r[n++] = tkc_sum(xl, 1, (const int[]){0}, 0);                      /* reduce over L: (D) */
+  r[n++] = tkc_matmul(al, bl);                                         /* inner dim L: (M, D) */
+  r[n++] = tkc_softmax(tkc_transpose(xl, 0, 1), 1);                    /* over L: (D, L) */
+  r[n++] = tkc_mean(xl, 1, (const int[]){0}, 0);                     /* (D) */
+  r[n++] = tkc_sum(tkc_pad(xl, (const int64_t[]){2, 0, 1, 1}, 0), 1, (const int[]){1}, 0); /* (L+2) */
+  r[n++] = tkc_max(tkc_shrink(xl, (const int64_t[]){1, len, 0, D}), 1, (const int[]){0}, 0); /* rows 1..L-1 */
+  int64_t total = 0;
+  for (int i = 0; i < n; i++) {
+    if (!r[i]) fail_msg("len %lld: op %d: %s", (long long)len, i, tkc_last_error());
+    int64_t k = tkc_numel(r[i]);
+    if (k < 0 || tkc_copy_out(r[i], out + total, (size_t)k * sizeof(float))) fail_msg("op %d: %s", i, tkc_last_error());
+    total += k;
+  }
+  *nout = n;
+  return total;
+}
+
+/* every device: the set for L = 2, 5, 16, 1, 5 with one variable, against the same set with
+ * plain lengths on INTERP; kernels are built for the first L only */
+static void test_variable_lengths(void **state) {
+  (void)state;
+  for (int i = 0; i < LMAX * D; i++) X[i] = (float)((i * 7) % 11) / 4 - 1, B[i] = (float)((i * 5) % 13) / 6 - 1;
+  for (int i = 0; i < M * LMAX; i++) A[i] = (float)((i * 3) % 7) / 3 - 1;
+  tkc_ctx *ref = tkc_ctx_new("INTERP");
+  for (size_t d = 0; d < NDEVS; d++) {
+    if (!tkc_device_available(devs[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(devs[d]);
+    int64_t L = tkc_dim_var(ctx, "L", 2, LMAX);
+    const int lens[] = {2, 5, 16, 3, 5};
+    int64_t first = -1;
+    for (size_t k = 0; k < sizeof lens / sizeof lens[0]; k++) {
+      static float got[4096], want[4096];
+      int n1, n2;
+      assert_int_equal(tkc_dim_bind(ctx, L, lens[k]), TKC_OK);
+      int64_t ng = kernel_set(ctx, L, got, &n1), nw = kernel_set(ref, lens[k], want, &n2);
+      assert_int_equal(ng, nw);
+      for (int64_t i = 0; i < ng; i++)
+        if (!(fabsf(got[i] - want[i]) <= 1e-5f * (1 + fabsf(want[i])))) fail_msg("%s, L = %d: value %lld is %g, want %g", devs[d], lens[k], (long long)i, got[i], want[i]);
+      if (k == 0) first = built(ctx);
+      else if (built(ctx) != first) fail_msg("%s, L = %d: %lld kernels built again", devs[d], lens[k], (long long)(built(ctx) - first));
+    }
+    printf("# %s: %lld kernels, built once for 5 lengths\n", devs[d], (long long)first);
+    tkc_ctx_free(ctx);
+  }
+  tkc_ctx_free(ref);
+}
+
+/* creation with a variable shape, reading shapes back, and what is refused */
+static void test_variable_shapes_api(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP"), *other = tkc_ctx_new("INTERP");
+  int64_t n = tkc_dim_var(ctx, "n", 0, 8), m = tkc_dim_var(ctx, "m", 1, 4), o = tkc_dim_var(other, "n", 0, 8);
+  tkc_tensor *f = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){n, 3}, 2.5);
+  assert_non_null(f);
+  assert_int_equal(tkc_dim(f, 0), n);
+  assert_int_equal(tkc_dim(f, 1), 3);
+  assert_int_equal(tkc_numel(f), -1); /* n unbound */
+  float buf[64];
+  assert_int_equal(tkc_copy_out(f, buf, 0), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "not bound"));
+  assert_int_equal(tkc_dim_bind(ctx, n, 5), TKC_OK);
+  assert_int_equal(tkc_numel(f), 15);
+  assert_int_equal(tkc_copy_out(f, buf, 15 * sizeof(float)), TKC_OK);
+  for (int i = 0; i < 15; i++) assert_true(buf[i] == 2.5f);
+  assert_int_equal(tkc_dim_bind(ctx, n, 0), TKC_OK); /* an empty length */
+  assert_int_equal(tkc_numel(f), 0);
+  tkc_tensor *s0 = tkc_sum(tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){n}, 1), 0, NULL, 0);
+  assert_int_equal(tkc_copy_out(s0, buf, sizeof(float)), TKC_OK);
+  assert_true(buf[0] == 0);
+  assert_int_equal(tkc_dim_bind(ctx, n, 4), TKC_OK);
+  /* data in at the bound size, n + 1 as a dim */
+  float in[5 * 2];
+  for (int i = 0; i < 10; i++) in[i] = (float)i;
+  tkc_tensor *t = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){n + 1, 2}, in);
+  assert_non_null(t);
+  assert_int_equal(tkc_dim_value(ctx, tkc_dim(t, 0)), 5);
+  tkc_tensor *e = tkc_expand(tkc_reshape(tkc_sum(t, 1, (const int[]){0}, 1), 2, (const int64_t[]){1, 2}), 2, (const int64_t[]){m, 2});
+  assert_non_null(e);
+  assert_int_equal(tkc_dim_bind(ctx, m, 3), TKC_OK);
+  assert_int_equal(tkc_copy_out(e, buf, 6 * sizeof(float)), TKC_OK);
+  for (int i = 0; i < 3; i++) assert_true(buf[2 * i] == 20 && buf[2 * i + 1] == 25);
+  /* broadcasting a variable dim against a different one, or a fixed one */
+  assert_null(tkc_add(tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){n}, 1), tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){m}, 1)));
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_null(tkc_add(tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){n}, 1), tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){8}, 1)));
+  /* a token of another ctx, in a shape */
+  assert_null(tkc_full(ctx, TKC_FLOAT32, 1, &o, 1));
+  assert_non_null(strstr(tkc_last_error(), "another ctx"));
+  /* refused: pads after and by a variable, a variable shrink start, flips, merging reshapes */
+  tkc_tensor *v = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){n, 3}, 1);
+  assert_null(tkc_pad(v, (const int64_t[]){0, 1, 0, 0}, 0));
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_pad(v, (const int64_t[]){0, 0, 0, n}, 0));
+  assert_null(tkc_shrink(v, (const int64_t[]){1, n, 0, 3}) ? NULL : NULL);
+  assert_null(tkc_shrink(v, (const int64_t[]){n, n, 0, 3}));
+  assert_null(tkc_shrink(v, (const int64_t[]){0, n + 1, 0, 3})); /* past the end for every value */
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_null(tkc_flip(v, 1, (const int[]){0}));
+  assert_null(tkc_reshape(v, 1, (const int64_t[]){-1}));
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_non_null(tkc_reshape(v, 3, (const int64_t[]){n, 1, 3}));
+  assert_non_null(tkc_reshape(v, 3, (const int64_t[]){1, n, -1}));
+  tkc_ctx_free(ctx);
+  tkc_ctx_free(other);
+}
+
 int main(void) {
-  const struct CMUnitTest tests[] = {cmocka_unit_test(test_var_as_value), cmocka_unit_test(test_var_errors)};
+  const struct CMUnitTest tests[] = {cmocka_unit_test(test_var_as_value), cmocka_unit_test(test_var_errors),
+                                     cmocka_unit_test(test_variable_lengths), cmocka_unit_test(test_variable_shapes_api)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -32,6 +32,7 @@ typedef struct lower {
   bool aligned;          /* vector accesses must be aligned (GPUs) */
   const tkc_renderer *r; /* NULL: INTERP */
   tkc_packer *packers[5]; /* by log2 of the width */
+  bool var_loop[TKC_MAX_DIMS]; /* a variable-length dim whose loop stops at its length (else: gated) */
 } lower;
 
 /* The index dtype of the kernel being lowered (on this thread): int32, or int64 when an index can
@@ -58,6 +59,14 @@ static tkc_dtype index_dtype(const tkc_kshape *ks, tkc_uop *const *order, size_t
     if (u->op == TKC_OP_DEFINE_GLOBAL && u->dtype.size > INT32_MAX) return TKC_INT64;
   }
   return TKC_INT32;
+}
+
+/* the length of variable-length dim d: DEFINE_VAR + c, in the index dtype */
+static tkc_uop *var_length(lower *L, int d) {
+  const tkc_kvar *v = &L->ks->var[d];
+  tkc_uop *x = tkc_uop_var(L->g, v->name, v->vmin, v->vmax);
+  if (x && idx_scalar != TKC_INT32) x = tkc_uop_cast(L->g, x, i32());
+  return x && v->c ? tkc_uop_alu2(L->g, TKC_OP_ADD, x, ci(L->g, v->c)) : x;
 }
 
 static tkc_uop *and2(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return !a ? b : !b ? a : tkc_uop_alu2(g, TKC_OP_AND, a, b); }
@@ -93,8 +102,9 @@ static void set_indices(lower *L) {
     int reduce = ks->full[d] != ks->out[d];
     L->idx_full[d] = idx;
     L->idx_out[d] = reduce ? ci(g, 0) : idx;
-    if (ks->padded[d] > ks->full[d]) {
-      tkc_uop *in = tkc_uop_alu2(g, TKC_OP_CMPLT, idx, ci(g, ks->full[d]));
+    if (ks->padded[d] > ks->full[d] || (ks->var[d].name[0] && !L->var_loop[d])) { /* past the end: padding, or a launch
+                                                                                  * grid laid out for a variable's largest value */
+      tkc_uop *in = tkc_uop_alu2(g, TKC_OP_CMPLT, idx, ks->var[d].name[0] ? var_length(L, d) : ci(g, ks->full[d]));
       if (reduce) pad_reduce = and2(g, pad_reduce, in);
       else pad_out = and2(g, pad_out, in);
     }
@@ -413,7 +423,10 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
       if (!gpu) return tkc_err_null(TKC_EINTERNAL, "lowerer: workgroup axes for a renderer without workgroups");
       continue; /* set by launch_indices */
     }
-    L.axis_idx[a] = k >= TKC_AX_UPCAST ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), ci(g, ks->ax[a].size), a);
+    int d = ks->ax[a].dim;
+    bool var = k < TKC_AX_UPCAST && ks->var[d].name[0]; /* (no opt splits such a dim) */
+    L.axis_idx[a] = k >= TKC_AX_UPCAST ? ci(g, 0) : tkc_uop_range(g, ci(g, 0), var ? var_length(&L, d) : ci(g, ks->ax[a].size), a);
+    if (var) L.var_loop[d] = true;
   }
   int up[TKC_MAX_AXES];
   int64_t nl;

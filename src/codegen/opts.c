@@ -11,9 +11,20 @@ const char *tkc_opt_name(tkc_opt_op op) {
   return (unsigned)op < TKC_COUNTOF(opt_names) ? opt_names[op] : NULL;
 }
 
-static int shape_of(const tkc_arg *a, int64_t *shape) {
+static int shape_of(const tkc_arg *a, int64_t *shape, tkc_kvar *var) {
   if (a->kind != TKC_ARG_TUPLE || a->n > TKC_MAX_DIMS) return -1;
-  for (uint32_t i = 0; i < a->n; i++) shape[i] = a->v.t[i].v.i;
+  for (uint32_t i = 0; i < a->n; i++) {
+    const tkc_arg *d = &a->v.t[i];
+    if (d->kind == TKC_ARG_INT) {
+      shape[i] = d->v.i;
+      continue;
+    }
+    if (d->kind != TKC_ARG_TUPLE || d->n != 4 || d->v.t[0].kind != TKC_ARG_STR || d->v.t[0].n >= sizeof var->name) return -1;
+    tkc_kvar v = {.vmin = d->v.t[1].v.i, .vmax = d->v.t[2].v.i, .c = d->v.t[3].v.i};
+    memcpy(v.name, d->v.t[0].v.s, d->v.t[0].n);
+    shape[i] = v.vmax + v.c;
+    if (var) var[i] = v;
+  }
   return (int)a->n;
 }
 
@@ -21,13 +32,13 @@ tkc_status tkc_kshape_init(tkc_kshape *ks, const tkc_uop *ast) {
   memset(ks, 0, sizeof *ks);
   if (!ast || ast->op != TKC_OP_SINK || ast->arg.kind != TKC_ARG_TUPLE || ast->arg.n != 2)
     return tkc_err(TKC_EINTERNAL, "kernel opts: the AST is not SINK(STORE) with shapes");
-  ks->ndim = shape_of(&ast->arg.v.t[0], ks->out);
-  if (ks->ndim < 0 || shape_of(&ast->arg.v.t[1], ks->full) != ks->ndim) return tkc_err(TKC_EINTERNAL, "kernel opts: bad kernel shapes");
+  ks->ndim = shape_of(&ast->arg.v.t[0], ks->out, NULL);
+  if (ks->ndim < 0 || shape_of(&ast->arg.v.t[1], ks->full, ks->var) != ks->ndim) return tkc_err(TKC_EINTERNAL, "kernel opts: bad kernel shapes");
   memcpy(ks->padded, ks->full, sizeof ks->full);
   for (int pass = 0; pass < 2; pass++) /* output dims, then reduce dims */
     for (int d = 0; d < ks->ndim; d++) {
-      int reduce = ks->full[d] != ks->out[d];
-      if (ks->full[d] <= 1 || reduce != pass) continue;
+      int reduce = ks->full[d] != ks->out[d] || (ks->var[d].name[0] && ast->arg.v.t[0].v.t[d].kind == TKC_ARG_INT);
+      if ((ks->full[d] <= 1 && !ks->var[d].name[0]) || reduce != pass) continue;
       ks->ax[ks->naxes++] = (tkc_kaxis){.dim = d, .size = ks->full[d], .stride = 1, .kind = reduce ? TKC_AX_REDUCE : TKC_AX_GLOBAL};
     }
   return TKC_OK;
@@ -61,6 +72,7 @@ static int loop_axes(const tkc_kshape *ks) { return tkc_kshape_count(ks, TKC_AX_
  * threads take consecutive indices), or with top off its outer end (each takes a contiguous run). */
 static tkc_status split(tkc_kshape *ks, int a, int64_t amount, tkc_axis_kind kind, bool top, const tkc_renderer *r, const char *what) {
   tkc_kaxis *x = &ks->ax[a];
+  if (ks->var[x->dim].name[0]) return tkc_err(TKC_EINVAL, "%s: axis %d has a variable length (%s)", what, a, ks->var[x->dim].name);
   if (amount == 0) amount = x->size; /* 0: the whole axis */
   if (amount < 1) return tkc_err(TKC_EINVAL, "%s: amount %lld must be >= 0", what, (long long)amount);
   if (x->size % amount) return tkc_err(TKC_EINVAL, "%s: %lld does not divide axis %d of size %lld", what, (long long)amount, a, (long long)x->size);
@@ -114,6 +126,7 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
   case TKC_OPT_PADTO: {
     if (o.axis < 0 || o.axis >= nloop) return tkc_err(TKC_EINVAL, "PADTO: axis %d is not a loop axis (the kernel has %d)", o.axis, nloop);
     tkc_kaxis *x = &ks->ax[o.axis];
+    if (ks->var[x->dim].name[0]) return tkc_err(TKC_EINVAL, "PADTO: axis %d has a variable length (%s)", o.axis, ks->var[x->dim].name);
     if (o.amount < 2) return tkc_err(TKC_EINVAL, "PADTO: amount %d must be >= 2", o.amount);
     if (axes_of_dim(ks, x->dim) != 1) return tkc_err(TKC_EINVAL, "PADTO: axis %d was split already (pad before splitting)", o.axis);
     int64_t up = (x->size + o.amount - 1) / o.amount * o.amount;
@@ -139,6 +152,8 @@ static tkc_status apply(tkc_kshape *ks, tkc_opt o, const tkc_renderer *r) {
     if (!r->tensor_cores || !r->tensor_cores()) return tkc_err(TKC_EUNSUPPORTED, "%s: renderer %s has no tensor cores for its target", name, r->name);
     if (ks->nopts) return tkc_err(TKC_EINVAL, "%s: TC must be the first opt", name);
     if (o.axis != 0 || o.amount != 0) return tkc_err(TKC_EINVAL, "%s: axis and amount must be 0 (one tensor-core shape)", name);
+    for (int d = 0; d < ks->ndim; d++)
+      if (ks->var[d].name[0]) return tkc_err(TKC_EINVAL, "%s: the kernel has a dim of variable length (%s)", name, ks->var[d].name);
     ks->tc = true;
     return TKC_OK;
   }

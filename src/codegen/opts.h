@@ -30,11 +30,19 @@ typedef struct tkc_kaxis {
 #define TKC_MAX_OPTS 24
 #define TKC_MAX_LANES 256 /* upcast x unroll lanes of one kernel */
 
+/* A kernel dim of variable length: variable name (in [vmin, vmax]) + c. Its size in the shapes
+ * is vmax + c: buffers and views are laid out for that, loops stop at the variable's value. */
+typedef struct tkc_kvar {
+  char name[32]; /* "": a fixed dim */
+  int64_t vmin, vmax, c;
+} tkc_kvar;
+
 /* The axes of a kernel: loop axes in loop order (global, then reduce), then lane axes in the order
  * their opts made them. */
 typedef struct tkc_kshape {
   int ndim;
   int64_t out[TKC_MAX_DIMS], full[TKC_MAX_DIMS]; /* the AST's shapes */
+  tkc_kvar var[TKC_MAX_DIMS];                    /* of the full shape */
   int64_t padded[TKC_MAX_DIMS];                  /* full after PADTO (>= full) */
   int naxes;
   tkc_kaxis ax[TKC_MAX_AXES];
@@ -44,7 +52,8 @@ typedef struct tkc_kshape {
   bool tc;       /* tensor cores (TC): lowered by tensor_core.c */
 } tkc_kshape;
 
-/* The axes of ast (SINK(STORE) with arg (output shape, full shape)) before any opt. */
+/* The axes of ast (SINK(STORE) with arg (output shape, full shape); a dim of variable length is
+ * (name, min, max, c) there) before any opt. No opt splits or pads a variable-length dim. */
 TKC_HIDDEN tkc_status tkc_kshape_init(tkc_kshape *ks, const tkc_uop *ast);
 /* Applies one opt for renderer r (NULL: INTERP); TKC_EINVAL with the reason when illegal, ks unchanged. */
 TKC_HIDDEN tkc_status tkc_kshape_apply(tkc_kshape *ks, tkc_opt opt, const tkc_renderer *r);

@@ -107,6 +107,12 @@ tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref
   return p;
 }
 
+void tkc_kcache_pin(tkc_kcache_ref ref) {
+  pthread_mutex_lock(&lock);
+  ((entry *)ref)->users++;
+  pthread_mutex_unlock(&lock);
+}
+
 void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p) {
   if (!ref) { /* it never made it into the cache */
     tkc_program_free(p);

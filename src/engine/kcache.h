@@ -12,6 +12,10 @@ TKC_HIDDEN tkc_program *tkc_kcache_get(const char *key, tkc_kcache_ref *ref);
 /* Caches p under key and returns the program to use (p, or the one another thread cached first,
  * p then freed), with a use of it in *ref. When caching fails, p itself with *ref NULL. */
 TKC_HIDDEN tkc_program *tkc_kcache_put(const char *key, tkc_program *p, tkc_kcache_ref *ref);
+/* One more use of a cached program (a jit keeps it). */
+TKC_HIDDEN void tkc_kcache_pin(tkc_kcache_ref ref);
+/* A ref meaning "not cached, and its program now belongs to someone else" (release nothing). */
+#define TKC_KCACHE_TAKEN ((tkc_kcache_ref)(uintptr_t)1)
 /* Ends a use; frees p when it was not cached (ref NULL). */
 TKC_HIDDEN void tkc_kcache_release(tkc_kcache_ref ref, tkc_program *p);
 

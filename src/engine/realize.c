@@ -20,6 +20,7 @@
 #include "graph/tensor_internal.h"
 #include "engine/beam.h"
 #include "engine/compile_pool.h"
+#include "engine/jit.h"
 #include "engine/kcache.h"
 #include "runtime/device.h"
 
@@ -34,12 +35,19 @@ static int noopt(void) {
   return e && *e && strcmp(e, "0") != 0;
 }
 
+/* tinygrad's names: "r_" (a reduce) or "E_" and the full shape; a variable-length dim by its name */
 static void base_name(const tkc_uop *ast, char *buf, size_t n) {
   const tkc_arg *out = &ast->arg.v.t[0], *full = &ast->arg.v.t[1];
   int reduce = 0;
-  for (uint32_t i = 0; i < full->n; i++) reduce |= full->v.t[i].v.i != out->v.t[i].v.i;
+  for (uint32_t i = 0; i < full->n; i++)
+    reduce |= full->v.t[i].kind != out->v.t[i].kind || (full->v.t[i].kind == TKC_ARG_INT && full->v.t[i].v.i != out->v.t[i].v.i);
   size_t k = (size_t)snprintf(buf, n, "%s", reduce ? "r" : "E");
-  for (uint32_t i = 0; i < full->n && k < n; i++) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)full->v.t[i].v.i);
+  for (uint32_t i = 0; i < full->n && k < n; i++) {
+    const tkc_arg *d = &full->v.t[i];
+    if (d->kind == TKC_ARG_INT) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)d->v.i);
+    else if (d->v.t[3].v.i) k += (size_t)snprintf(buf + k, n - k, "_%s%s%lld", d->v.t[0].v.s, d->v.t[3].v.i > 0 ? "p" : "m", (long long)llabs(d->v.t[3].v.i));
+    else k += (size_t)snprintf(buf + k, n - k, "_%s", d->v.t[0].v.s);
+  }
 }
 
 /* ---------------------------------------------------------------- kernel names
@@ -208,15 +216,22 @@ static void compiled(void *user, int job, double seconds) {
 
 /* the sizes of it's buffers, for timing its kernel (inputs not realized yet are earlier items'
  * outputs: contiguous buffers of their shape) */
+/* a node's element count at its variables' largest values (what its buffer holds) */
+static int64_t max_numel(const tkc_lazy *n) {
+  int64_t max[TKC_MAX_DIMS];
+  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
+  return tkc_shape_numel(n->ndim, max);
+}
+
 static void item_bufs(const tkc_sched_item *it, tkc_beam_bufs *bb) {
   bb->n = it->ninputs + 1;
   bb->dt[0] = it->out->dtype;
-  bb->numel[0] = (size_t)tkc_shape_numel(it->out->ndim, it->out->shape);
+  bb->numel[0] = (size_t)max_numel(it->out);
   for (int i = 0; i < it->ninputs && i < 32; i++) {
     const tkc_lazy *in = it->inputs[i];
     bool real = in->kind == TKC_LZ_BUFFER;
     bb->dt[i + 1] = real ? tkc_buffer_dtype(in->rbuf->buf) : in->dtype;
-    bb->numel[i + 1] = real ? tkc_buffer_numel(in->rbuf->buf) : (size_t)tkc_shape_numel(in->ndim, in->shape);
+    bb->numel[i + 1] = real ? tkc_buffer_numel(in->rbuf->buf) : (size_t)max_numel(in);
   }
 }
 
@@ -260,7 +275,7 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
   int width = ctx && tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
   for (size_t i = 0; !st && i < s->n; i++) { /* the kernel cache first */
     tkc_sched_item *it = &s->items[i];
-    if (tkc_shape_numel(it->out->ndim, it->out->shape) == 0) continue;
+    if (max_numel(it->out) == 0) continue;
     const given_opts *g = i + 1 == s->n ? given : NULL;
     if (!(b[i].key = kernel_key(ctx->dev, it->ast, g, g ? 0 : width))) st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
     else if (!(b[i].p = tkc_kcache_get(b[i].key, &b[i].ref))) nmiss++;
@@ -342,7 +357,7 @@ tkc_uop *tkc_engine_kernel_uops(tkc_schedule *s, size_t i, char *name, size_t nn
 
 static void release_all(tkc_schedule *s, built *b) {
   for (size_t i = 0; b && i < s->n; i++) {
-    if (b[i].p) tkc_kcache_release(b[i].ref, b[i].p);
+    if (b[i].p && b[i].ref != TKC_KCACHE_TAKEN) tkc_kcache_release(b[i].ref, b[i].p); /* (taken: a jit keeps it) */
     tkc_free(b[i].key);
   }
   tkc_free(b);
@@ -360,10 +375,11 @@ static tkc_status var_values(const tkc_ctx *ctx, const tkc_program *p, int64_t *
   return TKC_OK;
 }
 
-static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
+static tkc_status run_item(tkc_sched_item *it, built *bi) {
+  tkc_program *p = bi->p;
   tkc_lazy *out = it->out;
   tkc_device *d = out->ctx->dev;
-  int64_t numel = tkc_shape_numel(out->ndim, out->shape);
+  int64_t numel = max_numel(out);
   tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel, false); /* the kernel writes all of it */
   if (!rb) return tkc_last_status();
   tkc_status st = TKC_OK;
@@ -382,10 +398,17 @@ static tkc_status run_item(tkc_sched_item *it, tkc_program *p) {
       out->ctx->kernels_run += !st;
       out->ctx->kernel_s += tkc_now_s() - t0;
     }
+    if (!st && out->ctx->capture) { /* tkc_jit_run is recording */
+      tkc_rbuf *rbufs[33] = {rb};
+      for (int i = 0; i < it->ninputs; i++) rbufs[i + 1] = it->inputs[i]->rbuf;
+      st = tkc_jit_record(out->ctx, p, &bi->ref, rbufs, it->ninputs + 1);
+    }
   }
   if (!st) {
     tkc_st cst;
-    tkc_st_contiguous(&cst, out->ndim, out->shape);
+    int64_t max[TKC_MAX_DIMS];
+    tkc_shape_max(out->ctx, out->ndim, out->shape, max);
+    tkc_st_contiguous(&cst, out->ndim, max);
     st = tkc_lazy_become_buffer(out, rb, &cst);
   }
   tkc_rbuf_unref(rb);
@@ -400,7 +423,7 @@ static tkc_status realize(tkc_lazy *n, const given_opts *given) {
   built *b = st ? NULL : tkc_calloc(s.n + 1, sizeof *b);
   if (!st && !b) st = tkc_err(TKC_ENOMEM, "out of memory realizing %zu kernels", s.n);
   if (!st) st = build_all(&s, given, b);
-  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s.items[i], b[i].p);
+  for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s.items[i], &b[i]);
   release_all(&s, b);
   tkc_schedule_free(&s);
   if (!st && n->kind == TKC_LZ_MOVE) st = tkc_lazy_become_view(n);

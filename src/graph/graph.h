@@ -21,6 +21,7 @@ struct tkc_ctx {
   tkc_device *dev;
   uint64_t serial;            /* unique per ctx in the process: part of its variables' tokens */
   tkc_ctx_var *vars;              /* tkc_dim_var, by index */
+  struct tkc_jit *capture;    /* the tkc_jit_run recording this ctx's launches, if any */
   int nvars, capvars;
   struct tkc_tensor *live;    /* doubly linked list of live handles */
   struct tkc_tensor *spare, *spare_tail; /* freed handles, oldest first: reused only past the quarantine */
@@ -51,6 +52,17 @@ struct tkc_tensor {
  * variable named name (NULL when none). */
 TKC_HIDDEN uint64_t tkc_ctx_serial_new(void);
 TKC_HIDDEN tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who);
+/* Dims may be tokens (variable + c): the variable and c of one (NULL + TKC_EINVAL for a bad token);
+ * checks a shape's tokens (of ctx, never negative), writing its largest values to max (may be NULL);
+ * the largest values without checks (tokens already checked); the bound values (the element count,
+ * or -1 + TKC_EINVAL when a variable is unbound); whether any dim is a token. */
+TKC_HIDDEN tkc_ctx_var *tkc_dim_decode(const tkc_ctx *ctx, int64_t token, int64_t *c, const char *who);
+TKC_HIDDEN int tkc_shape_check_dims(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *max, const char *who);
+TKC_HIDDEN void tkc_shape_max(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *max);
+TKC_HIDDEN int64_t tkc_shape_bound(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *bound, const char *who);
+TKC_HIDDEN int tkc_shape_is_symbolic(int ndim, const int64_t *shape);
+/* The variable's number in its ctx and c of a token (for messages); -1 for a plain dim. */
+TKC_HIDDEN int64_t tkc_dim_var_number(int64_t dim, int64_t *c);
 TKC_HIDDEN const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name);
 
 /* ---------------------------------------------------------------- lazy nodes (lazy.c) */

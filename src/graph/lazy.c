@@ -26,8 +26,11 @@ tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int 
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "tensors have at most %d dims, not %d", TKC_MAX_DIMS, ndim);
   /* a dtype the device cannot hold fails here, where the op is built, not when its kernel renders */
   if (tkc_ctx_check_dtype(ctx, dt, NULL)) return NULL;
-  /* every node's size is checked here, whatever op made its shape: no wrapped element counts */
-  if (ndim && tkc_shape_size_checked(ndim, shape, (int64_t)tkc_dtype_size(dt), NULL))
+  /* every node's size is checked here, whatever op made its shape: no wrapped element counts (at
+   * the variables' largest values: buffers of variable-size tensors are allocated for those) */
+  int64_t max[TKC_MAX_DIMS];
+  if (ndim && tkc_shape_check_dims(ctx, ndim, shape, max, "shape")) return NULL;
+  if (ndim && tkc_shape_size_checked(ndim, max, (int64_t)tkc_dtype_size(dt), NULL))
     return tkc_err_null(TKC_ESHAPE, "a %s tensor of shape %s: its size in bytes overflows 64 bits", tkc_dtype_name(dt), TKC_SHAPE_STR(ndim, shape));
   tkc_lazy *n = tkc_calloc(1, sizeof *n);
   if (!n) return tkc_err_null(TKC_ENOMEM, "out of memory creating a tensor");
@@ -96,11 +99,14 @@ tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
 
 tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m) {
   int flags[TKC_MAX_DIMS];
+  int64_t shape[TKC_MAX_DIMS], arg[2 * TKC_MAX_DIMS]; /* views are at the variables' largest values */
+  tkc_shape_max(m->ctx, m->ndim, m->shape, shape);
+  if (m->op == TKC_OP_PAD || m->op == TKC_OP_SHRINK) tkc_shape_max(m->ctx, 2 * m->ndim, m->arg, arg);
   switch (m->op) {
-  case TKC_OP_RESHAPE: return tkc_st_reshape(st, m->ndim, m->shape);
-  case TKC_OP_EXPAND: return tkc_st_expand(st, m->shape);
-  case TKC_OP_PAD: return tkc_st_pad(st, m->arg);
-  case TKC_OP_SHRINK: return tkc_st_shrink(st, m->arg);
+  case TKC_OP_RESHAPE: return tkc_st_reshape(st, m->ndim, shape);
+  case TKC_OP_EXPAND: return tkc_st_expand(st, shape);
+  case TKC_OP_PAD: return tkc_st_pad(st, arg);
+  case TKC_OP_SHRINK: return tkc_st_shrink(st, arg);
   case TKC_OP_PERMUTE:
   case TKC_OP_FLIP:
     for (int k = 0; k < m->ndim; k++) flags[k] = (int)m->arg[k];

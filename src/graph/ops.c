@@ -289,6 +289,7 @@ static int axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *
  * output, then over those — so no single loop runs over everything (GPUs get parallelism, lavapipe
  * gets loops it can run, and float sums lose less). */
 static tkc_lazy *reduce_split(tkc_lazy *x, tkc_op op, const int *mask) {
+  if (tkc_shape_is_symbolic(x->ndim, x->shape)) return tkc_lz_reduce(x, op, mask); /* its loop stops at the variable */
   int64_t out = 1, red = 1;
   for (int i = 0; i < x->ndim; i++) {
     if (mask[i]) red *= x->shape[i];
@@ -395,27 +396,83 @@ tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   return tkc_wrap(a->ctx, r);
 }
 
+/* acc * (the value of variable dim d) as a 0-d int32 node (acc NULL: the dim alone); takes acc */
+static tkc_lazy *mul_dim(tkc_lazy *acc, tkc_ctx *ctx, int64_t d) {
+  int64_t c;
+  tkc_ctx_var *v = tkc_dim_decode(ctx, d, &c, "mean");
+  tkc_lazy *var = v ? tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL) : NULL;
+  if (!var) {
+    tkc_lazy_unref(acc);
+    return NULL;
+  }
+  var->value.i = v - ctx->vars;
+  tkc_lazy *len = c ? take2(TKC_OP_ADD, var, tkc_lz_const(ctx, TKC_INT32, (double)c, 0, NULL)) : var;
+  return acc ? take2(TKC_OP_MUL, acc, len) : len;
+}
+
 tkc_tensor *tkc_mean(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];
   if (tkc_check(a) || axes_mask("mean", a->node, naxes, axes, mask)) return NULL;
   tkc_lazy *x = a->node;
   int64_t count = 1;
-  for (int i = 0; i < x->ndim; i++)
-    if (mask[i]) count *= x->shape[i];
+  tkc_lazy *varcount = NULL; /* the product of the variable-length reduced dims, when there are some */
+  for (int i = 0; i < x->ndim; i++) {
+    if (!mask[i]) continue;
+    if (!tkc_dim_is_var(x->shape[i])) count *= x->shape[i];
+    else if (!(varcount = mul_dim(varcount, x->ctx, x->shape[i]))) return NULL;
+  }
   tkc_dtype out = tkc_dtype_is_float(x->dtype) ? x->dtype : TKC_FLOAT32;
   tkc_dtype work = tkc_least_upper_dtype(sum_acc(x->dtype), TKC_FLOAT32);
   tkc_lazy *s = sum_node(x, mask, keepdim, work);
-  tkc_lazy *m = s ? take2(TKC_OP_MUL, ref(s), konst(s, work, count ? 1.0 / (double)count : NAN)) : NULL;
+  tkc_lazy *m = NULL;
+  if (s && varcount) { /* sum / (count * variables), in the work dtype */
+    tkc_lazy *c = take2(TKC_OP_MUL, take_cast(varcount, work), tkc_lz_const(x->ctx, work, (double)count, 0, NULL));
+    tkc_lazy *cb = c ? tkc_lz_broadcast(c, s->ndim, s->shape) : NULL;
+    tkc_lazy_unref(c);
+    m = cb ? take2(TKC_OP_FDIV, ref(s), cb) : NULL;
+  } else if (s) m = take2(TKC_OP_MUL, ref(s), konst(s, work, count ? 1.0 / (double)count : NAN));
   tkc_lazy_unref(s);
   return tkc_wrap(a->ctx, take_cast(m, out));
 }
 
 /* ---------------------------------------------------------------- movement */
 
+/* A reshape of variable-length dims keeps each of them as it is, in order: the fixed dims between
+ * two of them (and before the first, after the last) may be regrouped, with one -1 among them. */
+static tkc_tensor *reshape_symbolic(tkc_tensor *a, int ndim, const int64_t *shape) {
+  const tkc_lazy *x = a->node;
+  int64_t s[TKC_MAX_DIMS];
+  int i = 0, j = 0, infer = -1;
+  for (;;) { /* one segment of fixed dims per pass, then the variable dim ending it */
+    int64_t have = 1, want = 1;
+    for (; i < x->ndim && !tkc_dim_is_var(x->shape[i]); i++) have *= x->shape[i];
+    int seg = j;
+    for (; j < ndim && !tkc_dim_is_var(shape[j]); j++) {
+      s[j] = shape[j];
+      if (shape[j] == -1 && infer < 0) infer = j;
+      else if (shape[j] < 0) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: dim %d is %lld", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape), j, (long long)shape[j]);
+      else want *= shape[j];
+    }
+    if (infer >= seg && infer < j) {
+      if (want == 0 || have % want) return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: cannot infer the -1 dim", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape));
+      s[infer] = have / want;
+      want = have;
+      infer = -2; /* used */
+    }
+    if (want != have || (i < x->ndim) != (j < ndim) || (i < x->ndim && x->shape[i] != shape[j]))
+      return tkc_err_null(TKC_ESHAPE, "reshape: %s -> %s: a reshape keeps each variable-length dim and regroups only the fixed dims between them",
+                          TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape));
+    if (i == x->ndim) break;
+    s[j++] = x->shape[i++];
+  }
+  return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_RESHAPE, NULL, 0, ndim, s));
+}
+
 tkc_tensor *tkc_reshape(tkc_tensor *a, int ndim, const int64_t *shape) {
   if (tkc_check(a)) return NULL;
   if (ndim && !shape) return tkc_err_null(TKC_EINVAL, "reshape: NULL shape");
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err_null(TKC_ESHAPE, "reshape: %d dims (tensors have 0..%d)", ndim, TKC_MAX_DIMS);
+  if (tkc_shape_is_symbolic(a->node->ndim, a->node->shape) || tkc_shape_is_symbolic(ndim, shape)) return reshape_symbolic(a, ndim, shape);
   int64_t s[TKC_MAX_DIMS], known = 1, total = tkc_shape_numel(a->node->ndim, a->node->shape);
   int infer = -1;
   for (int i = 0; i < ndim; i++)
@@ -489,11 +546,13 @@ tkc_tensor *tkc_expand(tkc_tensor *a, int ndim, const int64_t *shape) {
     int j = i - (ndim - x->ndim);
     int64_t have = j >= 0 ? x->shape[j] : 1;
     s[i] = shape[i] == -1 ? have : shape[i];
-    if (s[i] < 0 || (have != 1 && have != s[i]))
+    if ((s[i] < 0 && !tkc_dim_is_var(s[i])) || (have != 1 && have != s[i]))
       return tkc_err_null(TKC_ESHAPE, "expand: %s -> %s: dim %d of size %lld cannot become %lld", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, shape), i, (long long)have,
                           (long long)shape[i]);
   }
-  if (tkc_shape_size_checked(ndim, s, (int64_t)tkc_dtype_size(x->dtype), NULL))
+  int64_t max[TKC_MAX_DIMS];
+  if (tkc_shape_check_dims(x->ctx, ndim, s, max, "expand")) return NULL;
+  if (tkc_shape_size_checked(ndim, max, (int64_t)tkc_dtype_size(x->dtype), NULL))
     return tkc_err_null(TKC_ESHAPE, "expand: %s -> %s: the size of the %s result overflows 64 bits", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(ndim, s),
                         tkc_dtype_name(x->dtype));
   return tkc_wrap(a->ctx, tkc_lz_broadcast(x, ndim, s));
@@ -506,8 +565,13 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   if (n && !pads) return tkc_err_null(TKC_EINVAL, "pad: NULL pads");
   int64_t shape[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
+    if (tkc_dim_is_var(pads[2 * i]) || tkc_dim_is_var(pads[2 * i + 1]))
+      return tkc_err_null(TKC_EUNSUPPORTED, "pad: %s: padding by a variable amount on axis %d (pad to the largest size instead)", TKC_NODE_SHAPE(x), i);
     if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
       return tkc_err_null(TKC_EINVAL, "pad: %s: negative padding (%lld, %lld) on axis %d", TKC_NODE_SHAPE(x), (long long)pads[2 * i], (long long)pads[2 * i + 1], i);
+    if (tkc_dim_is_var(x->shape[i]) && pads[2 * i + 1] > 0) /* the padding would start where the variable ends */
+      return tkc_err_null(TKC_EUNSUPPORTED, "pad: %s: padding after the variable-length axis %d (pad before it, or shrink to a fixed size first)",
+                          TKC_NODE_SHAPE(x), i);
     if (__builtin_add_overflow(x->shape[i], pads[2 * i], &shape[i]) || __builtin_add_overflow(shape[i], pads[2 * i + 1], &shape[i]))
       return tkc_err_null(TKC_ESHAPE, "pad: %s: padding (%lld, %lld) on axis %d overflows 64 bits", TKC_NODE_SHAPE(x), (long long)pads[2 * i],
                           (long long)pads[2 * i + 1], i);
@@ -522,6 +586,20 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   return tkc_wrap(a->ctx, r);
 }
 
+/* [b, e) on axis i where e or the axis is variable + c: within it for every value of the variable */
+static int shrink_var_check(const tkc_lazy *x, int i, int64_t b, int64_t e) {
+  int64_t d = x->shape[i], ce = 0, cd = 0;
+  const tkc_ctx_var *ve = tkc_dim_is_var(e) ? tkc_dim_decode(x->ctx, e, &ce, "shrink") : NULL;
+  const tkc_ctx_var *vd = tkc_dim_is_var(d) ? tkc_dim_decode(x->ctx, d, &cd, "shrink") : NULL;
+  if ((tkc_dim_is_var(e) && !ve) || (tkc_dim_is_var(d) && !vd)) return -1;
+  int64_t emin = ve ? ve->min + ce : e, emax = ve ? ve->max + ce : e, dmin = vd ? vd->min + cd : d;
+  int ok = b >= 0 && emin >= b && (ve && vd ? ve == vd && ce <= cd : ve ? emax <= d : e <= dmin);
+  if (!ok)
+    tkc_err(TKC_ESHAPE, "shrink: %s: [%lld, %s) is not inside axis %d for every value of its variables", TKC_NODE_SHAPE(x), (long long)b,
+            TKC_SHAPE_STR(1, &e), i);
+  return ok ? 0 : -1;
+}
+
 tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
   if (tkc_check(a)) return NULL;
   tkc_lazy *x = a->node;
@@ -529,9 +607,16 @@ tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
   if (n && !ranges) return tkc_err_null(TKC_EINVAL, "shrink: NULL ranges");
   int64_t shape[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
-    int64_t b = ranges[2 * i], e = ranges[2 * i + 1];
-    if (b < 0 || e < b || e > x->shape[i])
-      return tkc_err_null(TKC_ESHAPE, "shrink: %s: [%lld, %lld) is outside axis %d of size %lld", TKC_NODE_SHAPE(x), (long long)b, (long long)e, i, (long long)x->shape[i]);
+    int64_t b = ranges[2 * i], e = ranges[2 * i + 1], d = x->shape[i];
+    if (tkc_dim_is_var(b))
+      return tkc_err_null(TKC_EUNSUPPORTED, "shrink: %s: a variable start on axis %d (only the end may be a variable)", TKC_NODE_SHAPE(x), i);
+    if (tkc_dim_is_var(e) || tkc_dim_is_var(d)) {
+      if (shrink_var_check(x, i, b, e)) return NULL;
+      shape[i] = e - b; /* a token minus b: the variable + (c - b) */
+      continue;
+    }
+    if (b < 0 || e < b || e > d)
+      return tkc_err_null(TKC_ESHAPE, "shrink: %s: [%lld, %lld) is outside axis %d of size %lld", TKC_NODE_SHAPE(x), (long long)b, (long long)e, i, (long long)d);
     shape[i] = e - b;
   }
   return tkc_wrap(a->ctx, tkc_lz_move(x, TKC_OP_SHRINK, ranges, 2 * n, n, shape));
@@ -541,7 +626,11 @@ tkc_tensor *tkc_flip(tkc_tensor *a, int naxes, const int *axes) {
   int mask[TKC_MAX_DIMS];
   if (tkc_check(a) || axes_mask("flip", a->node, naxes, axes, mask)) return NULL;
   int64_t arg[TKC_MAX_DIMS];
-  for (int i = 0; i < a->node->ndim; i++) arg[i] = mask[i] && a->node->shape[i] > 1;
+  for (int i = 0; i < a->node->ndim; i++) {
+    if (mask[i] && tkc_dim_is_var(a->node->shape[i]))
+      return tkc_err_null(TKC_EUNSUPPORTED, "flip: %s: axis %d has a variable length", TKC_NODE_SHAPE(a->node), i);
+    arg[i] = mask[i] && a->node->shape[i] > 1;
+  }
   return tkc_wrap(a->ctx, tkc_lz_move(a->node, TKC_OP_FLIP, arg, a->node->ndim, a->node->ndim, a->node->shape));
 }
 

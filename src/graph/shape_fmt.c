@@ -6,7 +6,11 @@
 const char *tkc_shape_fmt(tkc_shape_str *b, int ndim, const int64_t *shape) {
   size_t k = 0, n = sizeof b->s;
   b->s[k++] = '(';
-  for (int i = 0; i < ndim && shape && k < n; i++) k += (size_t)snprintf(b->s + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+  for (int i = 0; i < ndim && shape && k < n; i++) {
+    int64_t c, var = tkc_dim_var_number(shape[i], &c); /* a variable dim: "var0", "var0+1" */
+    if (var >= 0) k += (size_t)snprintf(b->s + k, n - k, c ? "%svar%lld%+lld" : "%svar%lld", i ? "," : "", (long long)var, (long long)c);
+    else k += (size_t)snprintf(b->s + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+  }
   if (k < n) k += (size_t)snprintf(b->s + k, n - k, ndim == 1 ? ",)" : ")");
   b->s[n - 1] = 0;
   return b->s;

@@ -116,7 +116,11 @@ int64_t tkc_dim(const tkc_tensor *t, int axis) {
   return t->node->shape[axis];
 }
 
-int64_t tkc_numel(const tkc_tensor *t) { return tkc_check(t) ? 0 : tkc_shape_numel(t->node->ndim, t->node->shape); }
+int64_t tkc_numel(const tkc_tensor *t) {
+  if (tkc_check(t)) return 0;
+  const tkc_lazy *n = t->node;
+  return tkc_shape_is_symbolic(n->ndim, n->shape) ? tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, "numel") : tkc_shape_numel(n->ndim, n->shape);
+}
 tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t->node->dtype; }
 
 /* ---------------------------------------------------------------- node builders */
@@ -125,13 +129,15 @@ static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_VOID; }
 
 /* the dims; a tensor's bytes must fit int64 (kernels index past 2^31 - 1 elements in int64), and
  * below 2^31 elements where the op says so (limit32: rand's counters are 32-bit) */
-static tkc_status check_shape(const char *what, int ndim, const int64_t *shape, tkc_dtype dt, int limit32) {
+static tkc_status check_shape(const char *what, tkc_ctx *ctx, int ndim, const int64_t *shape, tkc_dtype dt, int limit32) {
   if (ndim < 0 || ndim > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "%s: tensors have 0..%d dims, not %d", what, TKC_MAX_DIMS, ndim);
   if (ndim && !shape) return tkc_err(TKC_EINVAL, "%s: NULL shape for %d dims", what, ndim);
   for (int i = 0; i < ndim; i++)
-    if (shape[i] < 0) return tkc_err(TKC_ESHAPE, "%s: shape %s: dim %d is negative (%lld)", what, TKC_SHAPE_STR(ndim, shape), i, (long long)shape[i]);
-  int64_t numel;
-  if (tkc_shape_size_checked(ndim, shape, (int64_t)tkc_dtype_size(dt), &numel))
+    if (shape[i] < 0 && !tkc_dim_is_var(shape[i]))
+      return tkc_err(TKC_ESHAPE, "%s: shape %s: dim %d is negative (%lld)", what, TKC_SHAPE_STR(ndim, shape), i, (long long)shape[i]);
+  int64_t numel, max[TKC_MAX_DIMS]; /* variable dims at their largest values */
+  if (tkc_shape_check_dims(ctx, ndim, shape, max, what)) return tkc_last_status();
+  if (tkc_shape_size_checked(ndim, max, (int64_t)tkc_dtype_size(dt), &numel))
     return tkc_err(TKC_ESHAPE, "%s: shape %s of %s: the size in bytes overflows 64 bits", what, TKC_SHAPE_STR(ndim, shape), tkc_dtype_name(dt));
   if (limit32 && numel > INT32_MAX) return tkc_err(TKC_ESHAPE, "%s: shape %s has 2^31 or more elements", what, TKC_SHAPE_STR(ndim, shape));
   return TKC_OK;
@@ -239,22 +245,61 @@ static tkc_status check_ctx_dtype(const char *what, tkc_ctx *ctx, tkc_dtype dt) 
   return tkc_ctx_check_dtype(ctx, dt, what);
 }
 
+/* Variable-size tensors live in buffers laid out for the variables' largest values: their data,
+ * row-major at the bound values, moves in and out through this copy (a plain one without them). */
+static void box_copy(char *box, char *full, const int64_t *bound, const int64_t *max, int ndim, size_t item, int to_full) {
+  int64_t idx[TKC_MAX_DIMS] = {0}, inner = ndim ? bound[ndim - 1] : 1, nb = tkc_shape_numel(ndim, bound);
+  if (nb == 0) return;
+  for (int64_t done = 0; done < nb; done += inner) {
+    int64_t off = 0;
+    for (int d = 0; d < ndim; d++) off = off * max[d] + idx[d];
+    if (to_full) memcpy(full + (size_t)off * item, box + (size_t)done * item, (size_t)inner * item);
+    else memcpy(box + (size_t)done * item, full + (size_t)off * item, (size_t)inner * item);
+    for (int d = ndim - 2; d >= 0 && ++idx[d] == bound[d]; d--) idx[d] = 0;
+  }
+}
+
+static tkc_status box_transfer(tkc_buffer *b, void *host, tkc_ctx *ctx, int ndim, const int64_t *shape, tkc_dtype dt, int in) {
+  size_t item = tkc_dtype_size(dt);
+  if (!tkc_shape_is_symbolic(ndim, shape)) {
+    size_t nbytes = (size_t)tkc_shape_numel(ndim, shape) * item;
+    return in ? tkc_buffer_copyin(b, host, nbytes) : tkc_buffer_copyout(b, host, nbytes);
+  }
+  int64_t bound[TKC_MAX_DIMS], max[TKC_MAX_DIMS];
+  if (tkc_shape_bound(ctx, ndim, shape, bound, in ? "tensor_new" : "copy_out") < 0) return tkc_last_status();
+  tkc_shape_max(ctx, ndim, shape, max);
+  char *full = tkc_malloc(tkc_buffer_nbytes(b) + 1);
+  if (!full) return tkc_err(TKC_ENOMEM, "out of memory copying a variable-size tensor");
+  tkc_status st = in ? TKC_OK : tkc_buffer_copyout(b, full, tkc_buffer_nbytes(b));
+  if (in) memset(full, 0, tkc_buffer_nbytes(b));
+  if (!st) box_copy(host, full, bound, max, ndim, item, in);
+  if (!st && in) st = tkc_buffer_copyin(b, full, tkc_buffer_nbytes(b));
+  tkc_free(full);
+  return st;
+}
+
+static tkc_status copy_box_in(tkc_buffer *b, const void *data, tkc_ctx *ctx, int ndim, const int64_t *shape, tkc_dtype dt) {
+  return box_transfer(b, (void *)data, ctx, ndim, shape, dt, 1);
+}
+
 tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data) {
-  if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ndim, shape, dt, 0)) return NULL;
-  int64_t numel = tkc_shape_numel(ndim, shape);
+  if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ctx, ndim, shape, dt, 0)) return NULL;
+  int64_t max[TKC_MAX_DIMS], numel;
+  tkc_shape_max(ctx, ndim, shape, max); /* variable dims: the buffer holds their largest values */
+  numel = tkc_shape_numel(ndim, max);
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
   tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel, data == NULL) : NULL;
   if (!rb) {
     tkc_lazy_unref(n);
     return NULL;
   }
-  if (data && tkc_buffer_copyin(rb->buf, data, (size_t)numel * tkc_dtype_size(dt))) {
+  if (data && copy_box_in(rb->buf, data, ctx, ndim, shape, dt)) {
     tkc_rbuf_unref(rb);
     tkc_lazy_unref(n);
     return NULL;
   }
   tkc_st st;
-  tkc_st_contiguous(&st, ndim, shape);
+  tkc_st_contiguous(&st, ndim, max);
   tkc_status s = tkc_lazy_become_buffer(n, rb, &st);
   tkc_rbuf_unref(rb);
   if (s) {
@@ -265,7 +310,7 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
 }
 
 tkc_tensor *tkc_full(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double value) {
-  if (check_ctx_dtype(ndim ? "full" : "scalar", ctx, dt) || check_shape("full", ndim, shape, dt, 0)) return NULL;
+  if (check_ctx_dtype(ndim ? "full" : "scalar", ctx, dt) || check_shape("full", ctx, ndim, shape, dt, 0)) return NULL;
   tkc_lazy *c = tkc_lz_const(ctx, dt, value, 0, NULL);
   tkc_lazy *n = c ? tkc_lz_broadcast(c, ndim, shape) : NULL;
   tkc_lazy_unref(c);
@@ -309,9 +354,10 @@ static uint64_t mix64(uint64_t x) {
 }
 
 tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
-  if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ndim, shape, dt, 1)) return NULL;
+  if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ctx, ndim, shape, dt, 1)) return NULL;
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
-  int64_t n = tkc_shape_numel(ndim, shape);
+  int64_t n = tkc_shape_is_symbolic(ndim, shape) ? tkc_shape_bound(ctx, ndim, shape, NULL, "rand") : tkc_shape_numel(ndim, shape);
+  if (n < 0) return NULL; /* an unbound variable: the values are made now, for the bound sizes */
   size_t item = tkc_dtype_size(dt);
   unsigned char *host = tkc_malloc((size_t)n * item + 1);
   if (!host) return tkc_err_null(TKC_ENOMEM, "out of memory generating random numbers");
@@ -341,22 +387,33 @@ tkc_status tkc_realize(tkc_tensor *t) {
   return tkc_lazy_realize(t->node);
 }
 
+/* numel * itemsize of n at the bound values; -1 with the error when a variable is unbound */
+static int64_t bound_nbytes(const tkc_lazy *n, const char *who) {
+  int64_t numel = tkc_shape_is_symbolic(n->ndim, n->shape) ? tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, who) : tkc_shape_numel(n->ndim, n->shape);
+  return numel < 0 ? -1 : numel * (int64_t)tkc_dtype_size(n->dtype);
+}
+
 tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   if (tkc_check(t)) return tkc_last_status();
   tkc_lazy *n = t->node;
-  size_t want = (size_t)tkc_shape_numel(n->ndim, n->shape) * tkc_dtype_size(n->dtype);
-  if (nbytes != want) return tkc_err(TKC_EINVAL, "copy_out: %zu bytes given, the tensor has %zu", nbytes, want);
+  int64_t want = bound_nbytes(n, "copy_out");
+  if (want < 0) return tkc_last_status();
+  if (nbytes != (size_t)want) return tkc_err(TKC_EINVAL, "copy_out: %zu bytes given, the tensor has %zu", nbytes, (size_t)want);
   if (nbytes && !dst) return tkc_err(TKC_EINVAL, "copy_out: NULL destination");
   tkc_status st = tkc_lazy_realize(n);
   if (st) return st;
   if (!nbytes) return TKC_OK;
-  if (tkc_st_is_contiguous(n->st) && tkc_buffer_nbytes(n->rbuf->buf) == nbytes) return tkc_buffer_copyout(n->rbuf->buf, dst, nbytes);
+  int64_t max[TKC_MAX_DIMS];
+  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
+  size_t full = (size_t)tkc_shape_numel(n->ndim, max) * tkc_dtype_size(n->dtype);
+  if (tkc_st_is_contiguous(n->st) && tkc_buffer_nbytes(n->rbuf->buf) == full)
+    return box_transfer(n->rbuf->buf, dst, n->ctx, n->ndim, n->shape, n->dtype, 0);
   /* a view: gather it into a contiguous buffer first */
   tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, n->dtype, n->ndim, n->shape);
   if (!c) return tkc_last_status();
   tkc_lazy_set_src(c, 0, n);
   st = tkc_lazy_realize(c);
-  if (!st) st = tkc_buffer_copyout(c->rbuf->buf, dst, nbytes);
+  if (!st) st = box_transfer(c->rbuf->buf, dst, c->ctx, c->ndim, c->shape, c->dtype, 0);
   tkc_lazy_unref(c);
   return st;
 }
@@ -364,13 +421,16 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
 tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes) {
   if (tkc_check(t)) return tkc_last_status();
   tkc_lazy *n = t->node;
-  size_t want = (size_t)tkc_shape_numel(n->ndim, n->shape) * tkc_dtype_size(n->dtype);
-  if (nbytes != want) return tkc_err(TKC_EINVAL, "copy_in: %zu bytes given, the tensor has %zu", nbytes, want);
+  int64_t want = bound_nbytes(n, "copy_in");
+  if (want < 0) return tkc_last_status();
+  if (nbytes != (size_t)want) return tkc_err(TKC_EINVAL, "copy_in: %zu bytes given, the tensor has %zu", nbytes, (size_t)want);
   if (nbytes && !src) return tkc_err(TKC_EINVAL, "copy_in: NULL source");
   if (n->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINVAL, "copy_in: the tensor is not realized (realize it, or build it with tkc_tensor_new)");
-  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != nbytes)
+  int64_t max[TKC_MAX_DIMS];
+  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
+  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != (size_t)tkc_shape_numel(n->ndim, max) * tkc_dtype_size(n->dtype))
     return tkc_err(TKC_EINVAL, "copy_in: the tensor is a view of a larger or reordered buffer (copy it with tkc_contiguous and realize that)");
-  return nbytes ? tkc_buffer_copyin(n->rbuf->buf, src, nbytes) : TKC_OK;
+  return nbytes ? box_transfer(n->rbuf->buf, (void *)src, n->ctx, n->ndim, n->shape, n->dtype, 1) : TKC_OK;
 }
 
 /* ---------------------------------------------------------------- scopes */

@@ -1,31 +1,101 @@
 /* Variables of a ctx (tkc_dim_var): named ints with bounds, bound to a value for the next realizes.
  * A kernel reads a variable as a DEFINE_VAR parameter, so the one compiled kernel serves every value.
  *
- * A variable is named by a dim token, an int64 far below any real dim (negative, near -2^62), that
- * carries the ctx's serial number and the variable's index, so a token from another ctx or a made-up
- * one is caught. */
+ * A dim token is an int64 far below any real dim (in [-2^62, -2^62 + 2^61)) standing for
+ * "variable + c": the ctx's serial number (20 bits), the variable's index (20 bits) and c + 2^20
+ * (21 bits). tkc_dim_var returns the token with c = 0, and token + k is the variable plus k, so
+ * shapes can say L + 1. A token from another ctx (unless 2^20 ctxs apart) or a made-up one is
+ * caught. */
 #include <stdatomic.h>
 #include <string.h>
 #include "graph/tensor_internal.h"
 
 #define TOKEN_BASE (INT64_MIN / 2)
+#define OFF_BITS 21
 #define VAR_BITS 20
-#define SERIAL_MASK ((UINT64_C(1) << 40) - 1)
+#define SERIAL_BITS 20
+#define OFF_ZERO (INT64_C(1) << (OFF_BITS - 1))
 
 static _Atomic uint64_t next_serial = 1;
 
-uint64_t tkc_ctx_serial_new(void) { return atomic_fetch_add(&next_serial, 1) & SERIAL_MASK; }
+uint64_t tkc_ctx_serial_new(void) { return atomic_fetch_add(&next_serial, 1) & ((UINT64_C(1) << SERIAL_BITS) - 1); }
 
-int tkc_dim_is_var(int64_t dim) { return dim >= TOKEN_BASE && dim < TOKEN_BASE + (INT64_C(1) << (40 + VAR_BITS)); }
+int tkc_dim_is_var(int64_t dim) { return dim >= TOKEN_BASE && dim < TOKEN_BASE + (INT64_C(1) << (OFF_BITS + VAR_BITS + SERIAL_BITS)); }
 
-/* the ctx's variable behind token, or NULL with TKC_EINVAL naming who */
-tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who) {
+static int64_t token_of(uint64_t serial, int index, int64_t c) {
+  return TOKEN_BASE + (int64_t)((serial << (OFF_BITS + VAR_BITS)) | ((uint64_t)index << OFF_BITS)) + OFF_ZERO + c;
+}
+
+tkc_ctx_var *tkc_dim_decode(const tkc_ctx *ctx, int64_t token, int64_t *c, const char *who) {
   if (!ctx) return tkc_err_null(TKC_EINVAL, "%s: NULL ctx", who);
   if (!tkc_dim_is_var(token)) return tkc_err_null(TKC_EINVAL, "%s: %lld is not a variable (tkc_dim_var makes them)", who, (long long)token);
-  uint64_t t = (uint64_t)(token - TOKEN_BASE), serial = t >> VAR_BITS, i = t & ((1u << VAR_BITS) - 1);
+  uint64_t t = (uint64_t)(token - TOKEN_BASE), serial = t >> (OFF_BITS + VAR_BITS), i = (t >> OFF_BITS) & ((1u << VAR_BITS) - 1);
   if (serial != ctx->serial) return tkc_err_null(TKC_EINVAL, "%s: the variable belongs to another ctx", who);
   if (i >= (uint64_t)ctx->nvars) return tkc_err_null(TKC_EINVAL, "%s: no such variable in this ctx", who);
+  if (c) *c = (int64_t)(t & ((UINT64_C(1) << OFF_BITS) - 1)) - OFF_ZERO;
   return &ctx->vars[i];
+}
+
+int64_t tkc_dim_var_number(int64_t dim, int64_t *c) {
+  if (!tkc_dim_is_var(dim)) return -1;
+  uint64_t t = (uint64_t)(dim - TOKEN_BASE);
+  *c = (int64_t)(t & ((UINT64_C(1) << OFF_BITS) - 1)) - OFF_ZERO;
+  return (int64_t)((t >> OFF_BITS) & ((1u << VAR_BITS) - 1));
+}
+
+tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who) {
+  int64_t c;
+  tkc_ctx_var *v = tkc_dim_decode(ctx, token, &c, who);
+  if (v && c) return tkc_err_null(TKC_EINVAL, "%s: %s%+lld is not a variable but an expression of one", who, v->name, (long long)c);
+  return v;
+}
+
+int tkc_shape_check_dims(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *max, const char *who) {
+  for (int i = 0; i < ndim; i++) {
+    if (!tkc_dim_is_var(shape[i])) {
+      if (max) max[i] = shape[i];
+      continue;
+    }
+    int64_t c;
+    tkc_ctx_var *v = tkc_dim_decode(ctx, shape[i], &c, who);
+    if (!v) return -1;
+    if (v->min + c < 0) {
+      tkc_err(TKC_ESHAPE, "%s: dim %d, %s%+lld, is negative for %s = %lld", who, i, v->name, (long long)c, v->name, (long long)v->min);
+      return -1;
+    }
+    if (max) max[i] = v->max + c;
+  }
+  return 0;
+}
+
+void tkc_shape_max(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *max) {
+  for (int i = 0; i < ndim; i++) {
+    int64_t c = 0;
+    const tkc_ctx_var *v = tkc_dim_is_var(shape[i]) ? tkc_dim_decode(ctx, shape[i], &c, "shape") : NULL;
+    max[i] = v ? v->max + c : shape[i];
+  }
+}
+
+int64_t tkc_shape_bound(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *bound, const char *who) {
+  int64_t n = 1;
+  for (int i = 0; i < ndim; i++) {
+    int64_t d = shape[i], c = 0;
+    if (tkc_dim_is_var(d)) {
+      tkc_ctx_var *v = tkc_dim_decode(ctx, d, &c, who);
+      if (!v) return -1;
+      if (v->value < 0) return tkc_err(TKC_EINVAL, "%s: variable %s is not bound (tkc_dim_bind)", who, v->name), -1;
+      d = v->value + c;
+    }
+    if (bound) bound[i] = d;
+    n *= d;
+  }
+  return n;
+}
+
+int tkc_shape_is_symbolic(int ndim, const int64_t *shape) {
+  for (int i = 0; i < ndim; i++)
+    if (tkc_dim_is_var(shape[i])) return 1;
+  return 0;
 }
 
 static int is_identifier(const char *s) {
@@ -56,7 +126,7 @@ int64_t tkc_dim_var(tkc_ctx *ctx, const char *name, int64_t min, int64_t max) {
   memset(v, 0, sizeof *v);
   strcpy(v->name, name);
   v->min = min, v->max = max, v->value = -1;
-  return TOKEN_BASE + (int64_t)((ctx->serial << VAR_BITS) | (uint64_t)ctx->nvars++);
+  return token_of(ctx->serial, ctx->nvars++, 0);
 }
 
 tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value) {
@@ -71,10 +141,7 @@ tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value) {
 
 int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim) {
   if (!tkc_dim_is_var(dim)) return dim;
-  tkc_ctx_var *v = tkc_var_of(ctx, dim, "tkc_dim_value");
-  if (!v) return -1;
-  if (v->value < 0) return tkc_err(TKC_EINVAL, "tkc_dim_value: variable %s is not bound (tkc_dim_bind)", v->name), -1;
-  return v->value;
+  return tkc_shape_bound(ctx, 1, &dim, NULL, "tkc_dim_value");
 }
 
 const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name) {

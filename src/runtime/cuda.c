@@ -57,6 +57,7 @@ typedef struct driver {
   CUresult (*MemFree)(CUdeviceptr);
   CUresult (*MemcpyHtoD)(CUdeviceptr, const void *, size_t);
   CUresult (*MemcpyDtoH)(void *, CUdeviceptr, size_t);
+  CUresult (*MemsetD8)(CUdeviceptr, unsigned char, size_t);
   CUresult (*ModuleLoadDataEx)(CUmodule *, const void *, unsigned, int *, void **);
   CUresult (*ModuleUnload)(CUmodule);
   CUresult (*ModuleGetFunction)(CUfunction *, CUmodule, const char *);
@@ -79,6 +80,7 @@ static const struct {
     {"cuMemFree_v2", offsetof(driver, MemFree)},
     {"cuMemcpyHtoD_v2", offsetof(driver, MemcpyHtoD)},
     {"cuMemcpyDtoH_v2", offsetof(driver, MemcpyDtoH)},
+    {"cuMemsetD8_v2", offsetof(driver, MemsetD8)},
     {"cuModuleLoadDataEx", offsetof(driver, ModuleLoadDataEx)},
     {"cuModuleUnload", offsetof(driver, ModuleUnload)},
     {"cuModuleGetFunction", offsetof(driver, ModuleGetFunction)},
@@ -268,12 +270,22 @@ static bool enter_quietly(void) { return cuda_available(NULL, 0) && G.d.CtxSetCu
 
 /* ---------------------------------------------------------------- memory */
 
-static void *cuda_alloc(size_t nbytes) {
+static void *cuda_alloc_uninit(size_t nbytes) {
   if (enter("alloc")) return NULL;
   CUdeviceptr p = 0;
   CUresult r = G.d.MemAlloc(&p, nbytes ? nbytes : 1); /* a zero-size buffer is still a distinct buffer */
   if (r || !p) return tkc_err_null(TKC_ENOMEM, "CUDA: cuMemAlloc of %zu bytes: %s", nbytes, tkc_cuda_error_name(r));
   return (void *)(uintptr_t)p;
+}
+
+static void *cuda_alloc(size_t nbytes) { /* zero-filled: cuMemAlloc's memory is not */
+  void *p = cuda_alloc_uninit(nbytes);
+  CUresult r = p && nbytes ? G.d.MemsetD8((CUdeviceptr)(uintptr_t)p, 0, nbytes) : 0;
+  if (r) {
+    G.d.MemFree((CUdeviceptr)(uintptr_t)p);
+    return tkc_err_null(TKC_ERUNTIME, "CUDA: cuMemsetD8 of %zu bytes: %s", nbytes, tkc_cuda_error_name(r));
+  }
+  return p;
 }
 
 static void cuda_free(void *p) {
@@ -394,6 +406,7 @@ const tkc_device_impl tkc_device_cuda = {
     .renderer = "PTX",
     .available = cuda_available,
     .alloc = cuda_alloc,
+    .alloc_uninit = cuda_alloc_uninit,
     .free = cuda_free,
     .copyin = cuda_copyin,
     .copyout = cuda_copyout,

@@ -1,8 +1,10 @@
-/* fake_libcuda.c — a stand-in for libcuda.so.1 with the 16 driver entries tkc's CUDA runtime uses,
+/* fake_libcuda.c — a stand-in for libcuda.so.1 with the 17 driver entries tkc's CUDA runtime uses,
  * so that the runtime's own logic (loading, context handling, memory, copies, module and launch
  * error paths) is tested on machines without a GPU. Device memory is host memory; modules are
  * accepted and kernels "run" without computing anything (what a kernel computes is checked on a
  * real GPU by scripts/gpu-check.sh, never here).
+ *
+ * Fresh device memory is filled with 0xa5, as real cuMemAlloc memory is not zeroed either.
  *
  * fake_cuda_fail(name) makes the entry called name fail with CUDA_ERROR_INVALID_CONTEXT (201) from
  * then on (NULL: none fails); the tests find it with dlsym. */
@@ -60,6 +62,7 @@ CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n) {
   FAIL_IF("cuMemAlloc_v2");
   void *m = malloc(n ? n : 1);
   if (!m) return 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+  memset(m, 0xa5, n ? n : 1);
   *p = (CUdeviceptr)(size_t)m;
   return 0;
 }
@@ -71,6 +74,11 @@ CUresult cuMemFree_v2(CUdeviceptr p) {
 CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n) {
   FAIL_IF("cuMemcpyHtoD_v2");
   memcpy((void *)(size_t)d, s, n);
+  return 0;
+}
+CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n) {
+  FAIL_IF("cuMemsetD8_v2");
+  memset((void *)(size_t)d, v, n);
   return 0;
 }
 CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n) {
