@@ -80,7 +80,10 @@ TKC_API void tkc_tensor_free(tkc_tensor *t);
 /* ---------------------------------------------------------------- properties (0 / -1 on NULL) */
 
 TKC_API int tkc_ndim(const tkc_tensor *t);
-TKC_API int64_t tkc_dim(const tkc_tensor *t, int axis); /* negative axes count from the end; -1 when out of range */
+/* tkc_dim: negative axes count from the end; -1 when out of range; a variable-length dim is its
+ * token (tkc_dim_is_var; tkc_dim_value gives the bound value). tkc_numel: at the variables' bound
+ * values (-1 + TKC_EINVAL while one is unbound). */
+TKC_API int64_t tkc_dim(const tkc_tensor *t, int axis);
 TKC_API int64_t tkc_numel(const tkc_tensor *t);
 TKC_API tkc_dtype tkc_dtype_of(const tkc_tensor *t);     /* TKC_VOID on NULL */
 

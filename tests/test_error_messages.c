@@ -144,6 +144,11 @@ static void test_webgpu_64bit(void **state) {
   EXPECT_ERR(tkc_cast(i32, TKC_FLOAT64), TKC_EUNSUPPORTED, "cast: float64 is not supported on WEBGPU (WGSL has no 64-bit types): cast to float32 or use the CPU device");
   EXPECT_ERR(tkc_cast(i32, TKC_INT64), TKC_EUNSUPPORTED, "cast: int64 is not supported on WEBGPU");
   EXPECT_ERR(tkc_add(i32, u32), TKC_EUNSUPPORTED, "add: int64 is not supported on WEBGPU"); /* they promote to int64 */
+  /* a true division promotes int32 and uint32 straight to float32: no int64 on the way */
+  float q[3];
+  tkc_tensor *seven = tkc_full(w, TKC_UINT32, 1, s, 7);
+  assert_int_equal(tkc_copy_out(tkc_div(seven, tkc_full(w, TKC_INT32, 1, s, -2)), q, sizeof q), TKC_OK);
+  assert_true(q[0] == -3.5f && q[2] == -3.5f);
   /* the ctx still works */
   int32_t out[3];
   tkc_clear_error();

@@ -308,6 +308,16 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
       {"long_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){3, 70000}, 1), tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){70000, 5}, 1))},
   };
   for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) add_tensor(m, comp[i].t, comp[i].n);
+  /* variable lengths (issue 15): loops and launch grids to a DEFINE_VAR parameter */
+  int64_t L = tkc_dim_var(ctx, "L", 1, 64);
+  tkc_tensor *rows = tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){64, 5}, 0.5), *cols = tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){3, 64}, 2);
+  tkc_tensor *rl = tkc_shrink(rows, (int64_t[]){0, L, 0, 5}), *cl = tkc_shrink(cols, (int64_t[]){0, 3, 0, L});
+  int first = 0;
+  struct { const char *n; tkc_tensor *t; } var[] = {
+      {"var_elementwise", tkc_exp(rl)}, {"var_softmax", tkc_softmax(rl, 0)}, {"var_matmul", tkc_matmul(cl, rl)},
+      {"var_mean", tkc_mean(rl, 1, &first, 0)}, {"var_scalar", tkc_mul(y, tkc_cast(tkc_dim_scalar(ctx, L), TKC_FLOAT32))},
+  };
+  for (size_t i = 0; i < sizeof var / sizeof *var; i++) add_tensor(m, var[i].t, var[i].n);
 }
 
 /* a float32 sum from the tensor API runs across a workgroup: shared memory and bar.sync */

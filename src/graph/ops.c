@@ -78,8 +78,10 @@ static tkc_status broadcast_shape(const char *what, const tkc_lazy *a, const tkc
   return TKC_OK;
 }
 
-/* the operands of a binary op, broadcast to one shape and cast to one dtype */
-static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
+/* the operands of a binary op, broadcast to one shape and cast to one dtype; for ops that compute in
+ * floats (to_float) ints go straight to the float dtype of their promotion (the same values: each
+ * int converts exactly once), so int32 / uint32 does not need int64 on a device without it */
+static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, int to_float, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
   if (tkc_check(a) || tkc_check(b)) return -1;
   if (a->ctx != b->ctx) {
     tkc_err(TKC_EINVAL, "%s: the tensors belong to different ctxs", what);
@@ -89,6 +91,7 @@ static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, tkc_dtype *d
   int64_t shape[TKC_MAX_DIMS];
   if (broadcast_shape(what, a->node, b->node, &ndim, shape)) return -1;
   *dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
+  if (to_float && !tkc_dtype_is_float(*dt)) *dt = float_of(*dt);
   if (tkc_ctx_check_dtype(a->ctx, *dt, what)) return -1; /* int32 and uint32 meet in int64 */
   tkc_lazy *xa = tkc_lz_broadcast(a->node, ndim, shape), *xb = xa ? tkc_lz_broadcast(b->node, ndim, shape) : NULL;
   *x = take_cast(xa, *dt);
@@ -115,13 +118,8 @@ typedef tkc_lazy *(*binary_fn)(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt);
 static tkc_tensor *binary(tkc_tensor *a, tkc_tensor *b, int rule, int to_float, const char *what, binary_fn fn) {
   tkc_dtype dt;
   tkc_lazy *x, *y;
-  if (operands(what, a, b, &dt, &x, &y)) return NULL;
+  if (operands(what, a, b, to_float, &dt, &x, &y)) return NULL;
   tkc_lazy *r = NULL;
-  if (to_float && !tkc_dtype_is_float(dt)) {
-    dt = float_of(dt);
-    x = take_cast(x, dt);
-    y = take_cast(y, dt);
-  }
   if (x && y && dtype_ok(dt, rule, what)) r = fn(x, y, dt);
   tkc_lazy_unref(x);
   tkc_lazy_unref(y);
