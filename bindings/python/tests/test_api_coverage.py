@@ -17,12 +17,6 @@ SKIP = {
     # a C allocator callback: through ctypes it would run Python on every block libtkc allocates
     "tkc_set_allocator": "C allocator callbacks",
     "tkc_get_allocator": "C allocator callbacks",
-    # capture/replay takes a C function of tensors; from Python it is not bound yet
-    "tkc_jit_new": "capture/replay: not bound yet",
-    "tkc_jit_run": "capture/replay: not bound yet",
-    "tkc_jit_free": "capture/replay: not bound yet",
-    "tkc_jit_kernels": "capture/replay: not bound yet",
-    "tkc_jit_buffers": "capture/replay: not bound yet",
     # (the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
     # being for people building their own front end; tkc_opt_name is taken as the OPT_NAMES table)
 }
@@ -104,3 +98,27 @@ def test_variables():
             c.bind(pos, 11)
         with pytest.raises(tkc.TkcError):
             c.dim_var("pos", 0, 1)
+
+
+def test_jit_replays_with_variables():
+    import numpy as np
+    wn = np.arange(12, dtype=np.float32).reshape(3, 4) / 10
+    with tkc.Context("INTERP") as c:
+        w = c.tensor(wn)
+        n = c.dim_var("n", 1, 8)
+        step = tkc.Jit(c, lambda x: ((x @ w).relu(), (x @ w).sum()), nout=2)
+        for rows in (2, 5, 1, 8):
+            c.bind(n, rows)
+            data = np.linspace(-1, 1, rows * 3, dtype=np.float32).reshape(rows, 3)
+            full = np.zeros((8, 3), dtype=np.float32)
+            full[:rows] = data
+            y, s = step(c.tensor(full).shrink(((0, n), (0, 3))))  # (n, 3): rows of a buffer of 8
+            np.testing.assert_allclose(y.numpy(), np.maximum(data @ wn, 0), rtol=1e-5, atol=1e-6)
+            np.testing.assert_allclose(s.numpy(), (data @ wn).sum(), rtol=1e-5, atol=1e-5)
+        assert step.kernels >= 2
+        with pytest.raises(tkc.TkcError):
+            step(c.tensor(np.zeros((2, 3), dtype=np.float32)))  # another shape than the captured one
+        bad = tkc.Jit(c, lambda x: x * 2, nout=2)
+        with pytest.raises(tkc.TkcError):
+            bad(c.tensor([1.0]))
+        step.close()

@@ -22,6 +22,7 @@ from .errors import TkcDTypeError, TkcError, TkcShapeError
 from .functions import *  # noqa: F401,F403 (tkc.exp, tkc.matmul, ...)
 from .functions import from_numpy, tensor
 from ._tensor import Tensor, cat, stack
+from .jit import Jit
 
 __version__ = _clib.tkc_version().decode()
 library_path = _clib.path

@@ -202,7 +202,8 @@ class Tensor(NNOps):
 
     def numpy(self):
         """Realizes the tensor and returns a new ndarray (bfloat16 comes out as float32, exactly)."""
-        out = np.empty(self.shape, dtypes.storage_np(self.dtype))
+        shape = tuple(self._ctx.dim_value(d) if lib.tkc_dim_is_var(int(d)) else d for d in self.shape)  # variables: bound values
+        out = np.empty(shape, dtypes.storage_np(self.dtype))
         if out.size:
             check(lib.tkc_copy_out(self._p, out.ctypes.data, out.nbytes))
         return dtypes.from_storage(out, self.dtype)
