@@ -171,6 +171,8 @@ static void test_planned_buffers_and_errors(void **state) {
   tkc_tensor_free(out);
   tkc_jit_free(j);
   tkc_jit_free(NULL);
+  assert_int_equal(tkc_jit_kernels(NULL), 0);
+  assert_int_equal(tkc_jit_buffers(NULL), 0);
   tkc_ctx_free(ctx);
   tkc_ctx_free(other);
 }

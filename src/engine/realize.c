@@ -217,11 +217,7 @@ static void compiled(void *user, int job, double seconds) {
 /* the sizes of it's buffers, for timing its kernel (inputs not realized yet are earlier items'
  * outputs: contiguous buffers of their shape) */
 /* a node's element count at its variables' largest values (what its buffer holds) */
-static int64_t max_numel(const tkc_lazy *n) {
-  int64_t max[TKC_MAX_DIMS];
-  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
-  return tkc_shape_numel(n->ndim, max);
-}
+static int64_t max_numel(const tkc_lazy *n) { return tkc_shape_numel_max(n->ctx, n->ndim, n->shape); }
 
 static void item_bufs(const tkc_sched_item *it, tkc_beam_bufs *bb) {
   bb->n = it->ninputs + 1;
@@ -406,9 +402,7 @@ static tkc_status run_item(tkc_sched_item *it, built *bi) {
   }
   if (!st) {
     tkc_st cst;
-    int64_t max[TKC_MAX_DIMS];
-    tkc_shape_max(out->ctx, out->ndim, out->shape, max);
-    tkc_st_contiguous(&cst, out->ndim, max);
+    tkc_st_contiguous_max(&cst, out->ctx, out->ndim, out->shape);
     st = tkc_lazy_become_buffer(out, rb, &cst);
   }
   tkc_rbuf_unref(rb);

@@ -61,6 +61,12 @@ TKC_HIDDEN int tkc_shape_check_dims(const tkc_ctx *ctx, int ndim, const int64_t 
 TKC_HIDDEN void tkc_shape_max(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *max);
 TKC_HIDDEN int64_t tkc_shape_bound(const tkc_ctx *ctx, int ndim, const int64_t *shape, int64_t *bound, const char *who);
 TKC_HIDDEN int tkc_shape_is_symbolic(int ndim, const int64_t *shape);
+/* What a buffer of a (maybe variable) shape holds: its element count at the largest values, and
+ * its plain layout there. */
+TKC_HIDDEN int64_t tkc_shape_numel_max(const tkc_ctx *ctx, int ndim, const int64_t *shape);
+TKC_HIDDEN void tkc_st_contiguous_max(tkc_st *st, const tkc_ctx *ctx, int ndim, const int64_t *shape);
+/* Variable v of ctx as a 0-d int32 node (its value at each realize). */
+TKC_HIDDEN struct tkc_lazy *tkc_lz_var(tkc_ctx *ctx, const tkc_ctx_var *v);
 /* The variable's number in its ctx and c of a token (for messages); -1 for a plain dim. */
 TKC_HIDDEN int64_t tkc_dim_var_number(int64_t dim, int64_t *c);
 TKC_HIDDEN const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name);

@@ -398,12 +398,11 @@ tkc_tensor *tkc_min(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 static tkc_lazy *mul_dim(tkc_lazy *acc, tkc_ctx *ctx, int64_t d) {
   int64_t c;
   tkc_ctx_var *v = tkc_dim_decode(ctx, d, &c, "mean");
-  tkc_lazy *var = v ? tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL) : NULL;
+  tkc_lazy *var = v ? tkc_lz_var(ctx, v) : NULL;
   if (!var) {
     tkc_lazy_unref(acc);
     return NULL;
   }
-  var->value.i = v - ctx->vars;
   tkc_lazy *len = c ? take2(TKC_OP_ADD, var, tkc_lz_const(ctx, TKC_INT32, (double)c, 0, NULL)) : var;
   return acc ? take2(TKC_OP_MUL, acc, len) : len;
 }

@@ -362,19 +362,12 @@ static int st_masked(const tkc_st *st) {
   return 0;
 }
 
-/* the plain layout of a node's shape, at the variables' largest values */
-static void st_contig(tkc_st *st, const tkc_lazy *n, int ndim, const int64_t *shape) {
-  int64_t max[TKC_MAX_DIMS];
-  tkc_shape_max(n->ctx, ndim, shape, max);
-  tkc_st_contiguous(st, ndim, max);
-}
-
 /* a buffer (or a node computed by an earlier kernel) read through its view and the moves */
 static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
   tkc_graph *g = k->s->g;
   tkc_st st;
   if (n->kind == TKC_LZ_BUFFER) st = *n->st;
-  else st_contig(&st, n, n->ndim, n->shape);
+  else tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
   tkc_status s = apply_moves(&st, mv);
   if (s) return s;
   const void *key = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n;
@@ -448,7 +441,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   tkc_uop *src[3];
   switch (n->kind) {
   case TKC_LZ_CONST: {
-    st_contig(&st, n, n->ndim, n->shape);
+    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
     if ((s = apply_moves(&st, mv))) return s;
     tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
     *out = tkc_uop_new(g, TKC_OP_CONST, tkc_dt_of(n->dtype), view ? 1 : 0, &view, tkc_value_to_arg(n->value, n->dtype));
@@ -457,7 +450,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_VAR: { /* the kernel's DEFINE_VAR parameter; 0 where a pad masks it (var * masked 1) */
     const tkc_ctx_var *v = &n->ctx->vars[n->value.i];
     tkc_uop *var = tkc_uop_var(g, v->name, v->min, v->max);
-    st_contig(&st, n, n->ndim, n->shape);
+    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
     if ((s = apply_moves(&st, mv))) return s;
     tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
     *out = var;
@@ -468,7 +461,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     return *out ? TKC_OK : tkc_last_status();
   }
   case TKC_LZ_IOTA:
-    st_contig(&st, n, n->ndim, n->shape);
+    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
     if ((s = apply_moves(&st, mv))) return s;
     *out = view_uop(g, &st, tkc_dt_of(TKC_INT32));
     return *out ? TKC_OK : tkc_last_status();
@@ -607,7 +600,7 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (!st) {
     tkc_graph *g = s->g;
     tkc_st out_st;
-    st_contig(&out_st, n, ndim, shape);
+    tkc_st_contiguous_max(&out_st, n->ctx, ndim, shape);
     tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), value};
     tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, tkc_arg_none());
     tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS], syo[TKC_MAX_DIMS][4], syf[TKC_MAX_DIMS][4];

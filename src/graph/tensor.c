@@ -119,7 +119,7 @@ int64_t tkc_dim(const tkc_tensor *t, int axis) {
 int64_t tkc_numel(const tkc_tensor *t) {
   if (tkc_check(t)) return 0;
   const tkc_lazy *n = t->node;
-  return tkc_shape_is_symbolic(n->ndim, n->shape) ? tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, "numel") : tkc_shape_numel(n->ndim, n->shape);
+  return tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, "numel"); /* (the plain count without variables) */
 }
 tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t->node->dtype; }
 
@@ -284,9 +284,7 @@ static tkc_status copy_box_in(tkc_buffer *b, const void *data, tkc_ctx *ctx, int
 
 tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, const void *data) {
   if (check_ctx_dtype("tensor_new", ctx, dt) || check_shape("tensor_new", ctx, ndim, shape, dt, 0)) return NULL;
-  int64_t max[TKC_MAX_DIMS], numel;
-  tkc_shape_max(ctx, ndim, shape, max); /* variable dims: the buffer holds their largest values */
-  numel = tkc_shape_numel(ndim, max);
+  int64_t numel = tkc_shape_numel_max(ctx, ndim, shape); /* variable dims: the buffer holds their largest values */
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, dt, ndim, shape);
   tkc_rbuf *rb = n ? tkc_rbuf_new(ctx->dev, dt, (size_t)numel, data == NULL) : NULL;
   if (!rb) {
@@ -299,7 +297,7 @@ tkc_tensor *tkc_tensor_new(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *
     return NULL;
   }
   tkc_st st;
-  tkc_st_contiguous(&st, ndim, max);
+  tkc_st_contiguous_max(&st, ctx, ndim, shape);
   tkc_status s = tkc_lazy_become_buffer(n, rb, &st);
   tkc_rbuf_unref(rb);
   if (s) {
@@ -356,7 +354,7 @@ static uint64_t mix64(uint64_t x) {
 tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
   if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ctx, ndim, shape, dt, 1)) return NULL;
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
-  int64_t n = tkc_shape_is_symbolic(ndim, shape) ? tkc_shape_bound(ctx, ndim, shape, NULL, "rand") : tkc_shape_numel(ndim, shape);
+  int64_t n = tkc_shape_bound(ctx, ndim, shape, NULL, "rand");
   if (n < 0) return NULL; /* an unbound variable: the values are made now, for the bound sizes */
   size_t item = tkc_dtype_size(dt);
   unsigned char *host = tkc_malloc((size_t)n * item + 1);
@@ -389,7 +387,7 @@ tkc_status tkc_realize(tkc_tensor *t) {
 
 /* numel * itemsize of n at the bound values; -1 with the error when a variable is unbound */
 static int64_t bound_nbytes(const tkc_lazy *n, const char *who) {
-  int64_t numel = tkc_shape_is_symbolic(n->ndim, n->shape) ? tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, who) : tkc_shape_numel(n->ndim, n->shape);
+  int64_t numel = tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, who);
   return numel < 0 ? -1 : numel * (int64_t)tkc_dtype_size(n->dtype);
 }
 
@@ -403,9 +401,7 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   tkc_status st = tkc_lazy_realize(n);
   if (st) return st;
   if (!nbytes) return TKC_OK;
-  int64_t max[TKC_MAX_DIMS];
-  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
-  size_t full = (size_t)tkc_shape_numel(n->ndim, max) * tkc_dtype_size(n->dtype);
+  size_t full = (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype);
   if (tkc_st_is_contiguous(n->st) && tkc_buffer_nbytes(n->rbuf->buf) == full)
     return box_transfer(n->rbuf->buf, dst, n->ctx, n->ndim, n->shape, n->dtype, 0);
   /* a view: gather it into a contiguous buffer first */
@@ -426,9 +422,7 @@ tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes) {
   if (nbytes != (size_t)want) return tkc_err(TKC_EINVAL, "copy_in: %zu bytes given, the tensor has %zu", nbytes, (size_t)want);
   if (nbytes && !src) return tkc_err(TKC_EINVAL, "copy_in: NULL source");
   if (n->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINVAL, "copy_in: the tensor is not realized (realize it, or build it with tkc_tensor_new)");
-  int64_t max[TKC_MAX_DIMS];
-  tkc_shape_max(n->ctx, n->ndim, n->shape, max);
-  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != (size_t)tkc_shape_numel(n->ndim, max) * tkc_dtype_size(n->dtype))
+  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype))
     return tkc_err(TKC_EINVAL, "copy_in: the tensor is a view of a larger or reordered buffer (copy it with tkc_contiguous and realize that)");
   return nbytes ? box_transfer(n->rbuf->buf, (void *)src, n->ctx, n->ndim, n->shape, n->dtype, 1) : TKC_OK;
 }

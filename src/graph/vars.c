@@ -92,6 +92,18 @@ int64_t tkc_shape_bound(const tkc_ctx *ctx, int ndim, const int64_t *shape, int6
   return n;
 }
 
+int64_t tkc_shape_numel_max(const tkc_ctx *ctx, int ndim, const int64_t *shape) {
+  int64_t max[TKC_MAX_DIMS];
+  tkc_shape_max(ctx, ndim, shape, max);
+  return tkc_shape_numel(ndim, max);
+}
+
+void tkc_st_contiguous_max(tkc_st *st, const tkc_ctx *ctx, int ndim, const int64_t *shape) {
+  int64_t max[TKC_MAX_DIMS];
+  tkc_shape_max(ctx, ndim, shape, max);
+  tkc_st_contiguous(st, ndim, max);
+}
+
 int tkc_shape_is_symbolic(int ndim, const int64_t *shape) {
   for (int i = 0; i < ndim; i++)
     if (tkc_dim_is_var(shape[i])) return 1;
@@ -150,11 +162,13 @@ const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name) {
   return NULL;
 }
 
+tkc_lazy *tkc_lz_var(tkc_ctx *ctx, const tkc_ctx_var *v) {
+  tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL);
+  if (n) n->value.i = v - ctx->vars;
+  return n;
+}
+
 tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var) {
   tkc_ctx_var *v = tkc_var_of(ctx, var, "tkc_dim_scalar");
-  if (!v) return NULL;
-  tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL);
-  if (!n) return NULL;
-  n->value.i = v - ctx->vars;
-  return tkc_wrap(ctx, n);
+  return v ? tkc_wrap(ctx, tkc_lz_var(ctx, v)) : NULL;
 }
