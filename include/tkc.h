@@ -76,6 +76,9 @@ TKC_API tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double 
 TKC_API tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed);
 /* Releases one tensor handle (the data lives on while other tensors use it). NULL is a no-op. */
 TKC_API void tkc_tensor_free(tkc_tensor *t);
+/* A second handle to the same tensor (both are freed, each once): for wrappers that own handles
+ * (tkc.hpp's Jit hands its callback's tensors over this way). NULL + TKC_EINVAL for a bad t. */
+TKC_API tkc_tensor *tkc_tensor_ref(tkc_tensor *t);
 
 /* ---------------------------------------------------------------- properties (0 / -1 on NULL) */
 
@@ -170,7 +173,22 @@ TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or
  * of bounds, for a token of another ctx or no token). A realize reading an unbound variable fails
  * with TKC_EINVAL naming it. tkc_dim_value gives a token's bound value (-1 + TKC_EINVAL when
  * unbound) and a plain dim itself; tkc_dim_is_var tells tokens from dims. tkc_dim_scalar is the
- * variable as a 0-d int32 tensor: its value at each realize. */
+ * variable as a 0-d int32 tensor: its value at each realize.
+ *
+ * Shapes and ranges take tokens: token + c (|c| < 2^20) is the variable plus c, so a shape may say
+ * L + 1. Buffers are laid out for the variables' largest values. Where a shape or range is given,
+ * every dim must stay a fixed size or one variable plus a constant (TKC_EUNSUPPORTED otherwise):
+ *   tkc_full / tkc_rand / tkc_tensor_new / tkc_expand   variable dims;
+ *   tkc_reshape    variable dims kept in order (fixed dims between them may be regrouped);
+ *   tkc_pad        by a variable amount (before or after), and after a variable-length dim;
+ *   tkc_shrink     a variable end; a variable start with an end of the same variable (x[L:L+2]);
+ *                  the range must be inside the axis for every value of the variables (TKC_ESHAPE);
+ *   tkc_cat        along a variable axis joined with fixed-size ones (a KV cache append);
+ *   refused        flipping a variable dim, merging it in a reshape, L + L or L + M.
+ * A computed tensor with variable dims holds the values of the binding it was realized under:
+ * reading it (copy_out, or as a kernel or jit input) after its variables were bound otherwise is
+ * TKC_EINVAL naming the variable, not data read at the wrong lengths. Build it again, or replay it
+ * with a jit. Views of buffers (a shrink, pad, ... of a realized tensor) read it at any binding. */
 TKC_API int64_t tkc_dim_var(tkc_ctx *ctx, const char *name, int64_t min, int64_t max);
 TKC_API tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value);
 TKC_API int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim);

@@ -94,6 +94,7 @@ class Error : public std::runtime_error {
 
 class Tensor;
 class Context;
+class Jit;
 
 namespace detail {
 
@@ -214,9 +215,10 @@ class Tensor {
 
   // ------------------------------------------------------------ properties
   int ndim() const { return tkc_ndim(raw()); }
+  // A variable-length dim is its token (tkc::dim_is_var; Context::dim_value gives its value).
   int64_t dim(int axis) const {
     int64_t d = tkc_dim(raw(), axis);
-    if (d < 0) detail::throw_error(TKC_OK, "tkc_dim");
+    if (d < 0 && !tkc_dim_is_var(d)) detail::throw_error(TKC_OK, "tkc_dim");
     return d;
   }
   std::vector<int64_t> shape() const {
@@ -225,7 +227,12 @@ class Tensor {
     for (size_t i = 0; i < s.size(); i++) s[i] = tkc_dim(t, static_cast<int>(i));
     return s;
   }
-  int64_t numel() const { return tkc_numel(raw()); }
+  // At the variables' bound values (throws TKC_EINVAL naming an unbound one).
+  int64_t numel() const {
+    int64_t n = tkc_numel(raw());
+    if (n < 0) detail::throw_error(TKC_OK, "tkc_numel");
+    return n;
+  }
   tkc_dtype dtype() const { return tkc_dtype_of(raw()); }
 
   // ------------------------------------------------------------ running and data
@@ -594,6 +601,7 @@ class Tensor {
 
  private:
   friend class Context;
+  friend class Jit;
   friend Tensor cat(const std::vector<Tensor> &ts, int axis);
   friend Tensor stack(const std::vector<Tensor> &ts, int axis);
 
@@ -752,6 +760,22 @@ class Context {
     return Tensor::adopt(state_ptr(), t, fn);
   }
 
+  // ------------------------------------------------------------ variables (see tkc.h)
+  // A variable's token: a dim wherever shapes and ranges are given (token + c is the variable + c).
+  int64_t dim_var(const std::string &name, int64_t min, int64_t max) const {
+    int64_t v = tkc_dim_var(state()->ctx, name.c_str(), min, max);
+    if (!v) detail::throw_error(TKC_OK, "tkc_dim_var");
+    return v;
+  }
+  void bind(int64_t var, int64_t value) const { detail::check(tkc_dim_bind(state()->ctx, var, value), "tkc_dim_bind"); }
+  // A token's bound value (throws when unbound), a plain dim itself.
+  int64_t dim_value(int64_t dim) const {
+    int64_t v = tkc_dim_value(state()->ctx, dim);
+    if (v < 0) detail::throw_error(TKC_OK, "tkc_dim_value");
+    return v;
+  }
+  Tensor dim_scalar(int64_t var) const { return adopt(tkc_dim_scalar(state()->ctx, var), "tkc_dim_scalar"); }
+
   // ------------------------------------------------------------ settings and statistics
   tkc_stats stats() const {
     tkc_stats st{};
@@ -805,7 +829,100 @@ class Context {
                                    std::to_string(numel) + " elements");
   }
 
+  friend class Jit;
   std::shared_ptr<detail::CtxState> s_;
+};
+
+inline bool dim_is_var(int64_t dim) noexcept { return tkc_dim_is_var(dim) != 0; }
+
+// ---------------------------------------------------------------- capture and replay (tkc_jit)
+// The first call runs fn as usual and records its kernel launches; later calls replay them on the
+// new inputs and the variables' current values (Context::bind), without building graphs or compiling.
+// fn gets the inputs (Tensors it may keep) and returns nout tensors; an exception from fn comes out
+// of the call (the capture is dropped: the next call captures again). The results view the jit's
+// output buffers: the next call overwrites their values. Inputs must keep their dtype, shape and
+// layout (tkc::Error TKC_EINVAL naming the input otherwise). Move-only; it keeps its ctx alive.
+class Jit {
+ public:
+  using Fn = std::function<std::vector<Tensor>(const std::vector<Tensor> &)>;
+  Jit(const Context &ctx, Fn fn, int nout = 1) : s_(std::make_unique<State>()) {
+    if (!ctx.defined()) detail::fail(TKC_EINVAL, "tkc::Jit: a moved-from context");
+    if (nout < 1) detail::fail(TKC_EINVAL, "tkc::Jit: nout must be >= 1");
+    s_->ctx = ctx.state_ptr(), s_->fn = std::move(fn), s_->nout = nout;
+    s_->j = tkc_jit_new(ctx.get(), &Jit::trampoline, s_.get());
+    if (!s_->j) detail::throw_error(TKC_OK, "tkc_jit_new");
+  }
+  Jit(const Jit &) = delete;
+  Jit &operator=(const Jit &) = delete;
+  Jit(Jit &&) noexcept = default;
+  Jit &operator=(Jit &&) noexcept = default;
+  ~Jit() {
+    if (s_) tkc_jit_free(s_->j);
+  }
+
+  std::vector<Tensor> operator()(const std::vector<Tensor> &inputs) {
+    State *s = state();
+    std::vector<tkc_tensor *> in(inputs.size() ? inputs.size() : 1), out(static_cast<size_t>(s->nout), nullptr);
+    for (size_t i = 0; i < inputs.size(); i++) in[i] = inputs[i].get();
+    s->error = nullptr;
+    tkc_status st = tkc_jit_run(s->j, in.data(), detail::ndim_of(inputs.size(), "tkc_jit_run"), out.data(), s->nout);
+    if (s->error) {
+      for (tkc_tensor *t : out) tkc_tensor_free(t);
+      std::exception_ptr e = s->error;
+      s->error = nullptr;
+      tkc_clear_error();
+      std::rethrow_exception(e);
+    }
+    if (st) {
+      for (tkc_tensor *t : out) tkc_tensor_free(t);
+      detail::throw_error(st, "tkc_jit_run");
+    }
+    std::vector<Tensor> res;
+    res.reserve(out.size());
+    for (size_t i = 0; i < out.size(); i++) {
+      try {
+        res.push_back(Tensor::adopt(s->ctx, out[i], "tkc_jit_run"));
+      } catch (...) {  // the handles not adopted yet
+        for (size_t k = i + 1; k < out.size(); k++) tkc_tensor_free(out[k]);
+        throw;
+      }
+    }
+    return res;
+  }
+  int kernels() const { return tkc_jit_kernels(state()->j); }  // of the capture (0 before it)
+  int buffers() const { return tkc_jit_buffers(state()->j); }
+
+ private:
+  struct State {
+    std::shared_ptr<detail::CtxState> ctx;  // the tkc_ctx lives as long as the jit
+    Fn fn;
+    int nout = 1;
+    tkc_jit *j = nullptr;
+    std::exception_ptr error;
+  };
+  // The C callback: fn's inputs as Tensors of their own handles, its outputs handed over likewise.
+  static tkc_status trampoline(tkc_ctx *, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) noexcept {
+    auto *s = static_cast<State *>(user);
+    try {
+      std::vector<Tensor> args;
+      for (int i = 0; i < nin; i++) args.push_back(Tensor::adopt(s->ctx, tkc_tensor_ref(in[i]), "tkc_tensor_ref"));
+      std::vector<Tensor> res = s->fn(args);
+      if (static_cast<int>(res.size()) != nout)
+        detail::fail(TKC_EINVAL, "tkc::Jit: the function returned " + std::to_string(res.size()) + " tensors, nout is " + std::to_string(nout));
+      for (int i = 0; i < nout; i++)
+        if (!(out[i] = tkc_tensor_ref(res[static_cast<size_t>(i)].get()))) detail::throw_error(TKC_OK, "tkc_tensor_ref");
+      return TKC_OK;
+    } catch (...) {
+      for (int i = 0; i < nout; i++) tkc_tensor_free(out[i]), out[i] = nullptr;
+      s->error = std::current_exception();
+      return TKC_ERUNTIME;
+    }
+  }
+  State *state() const {
+    if (!s_) detail::fail(TKC_EINVAL, "tkc::Jit: use of a moved-from jit");
+    return s_.get();
+  }
+  std::unique_ptr<State> s_;
 };
 
 // ---------------------------------------------------------------- free functions

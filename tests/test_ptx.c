@@ -316,6 +316,9 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
   struct { const char *n; tkc_tensor *t; } var[] = {
       {"var_elementwise", tkc_exp(rl)}, {"var_softmax", tkc_softmax(rl, 0)}, {"var_matmul", tkc_matmul(cl, rl)},
       {"var_mean", tkc_mean(rl, 1, &first, 0)}, {"var_scalar", tkc_mul(y, tkc_cast(tkc_dim_scalar(ctx, L), TKC_FLOAT32))},
+      /* masks and offsets that depend on the variable */
+      {"var_pad_after", tkc_pad(rl, (int64_t[]){0, 2, 0, 0}, 1)}, {"var_shrink_start", tkc_exp(tkc_shrink(rows, (int64_t[]){L - 1, L, 0, 5}))},
+      {"var_cat", tkc_cat(2, (tkc_tensor *[]){rl, tkc_shrink(rows, (int64_t[]){0, 1, 0, 5})}, 0)},
   };
   for (size_t i = 0; i < sizeof var / sizeof *var; i++) add_tensor(m, var[i].t, var[i].n);
 }

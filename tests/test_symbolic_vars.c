@@ -121,7 +121,7 @@ static int64_t kernel_set(tkc_ctx *ctx, int64_t len, float *out, int *nout) {
   tkc_tensor *xl = tkc_shrink(x, (const int64_t[]){0, len, 0, D});     /* (L, D) */
   tkc_tensor *al = tkc_shrink(a, (const int64_t[]){0, M, 0, len});     /* (M, L) */
   tkc_tensor *bl = tkc_shrink(b, (const int64_t[]){0, len, 0, D});     /* (L, D) */
-  tkc_tensor *r[8];
+  tkc_tensor *r[20];
   int n = 0;
   r[n++] = tkc_add(tkc_mul(xl, tkc_scalar(ctx, TKC_FLOAT32, 2)), tkc_scalar(ctx, TKC_FLOAT32, 1)); /* elementwise (L, D) */
   r[n++] = tkc_sum(xl, 1, (const int[]){0}, 0);                      /* reduce over L: (D) */
@@ -130,6 +130,18 @@ static int64_t kernel_set(tkc_ctx *ctx, int64_t len, float *out, int *nout) {
   r[n++] = tkc_mean(xl, 1, (const int[]){0}, 0);                     /* (D) */
   r[n++] = tkc_sum(tkc_pad(xl, (const int64_t[]){2, 0, 1, 1}, 0), 1, (const int[]){1}, 0); /* (L+2) */
   r[n++] = tkc_max(tkc_shrink(xl, (const int64_t[]){1, len, 0, D}), 1, (const int[]){0}, 0); /* rows 1..L-1 */
+  /* pads and shrinks with variable bounds: after a variable length, by a variable amount, from a
+   * variable start, and cat along a variable axis (a KV cache append) */
+  tkc_tensor *two = tkc_shrink(b, (const int64_t[]){0, 2, 0, D});     /* (2, D) */
+  r[n++] = tkc_pad(xl, (const int64_t[]){0, 3, 1, 0}, 0.5);             /* (L+3, D+1) */
+  r[n++] = tkc_sum(tkc_pad(xl, (const int64_t[]){1, 2, 0, 0}, 0), 1, (const int[]){0}, 0); /* over L+3 rows: (D) */
+  r[n++] = tkc_pad(two, (const int64_t[]){len, 1, 0, 0}, -1);           /* (L+3, D) */
+  r[n++] = tkc_pad(two, (const int64_t[]){0, len - 2, 0, 0}, 0);        /* (L, D) */
+  r[n++] = tkc_shrink(x, (const int64_t[]){len - 2, len, 0, D});        /* rows L-2, L-1: (2, D) */
+  r[n++] = tkc_sum(tkc_shrink(tkc_pad(x, (const int64_t[]){1, 0, 0, 0}, 3), (const int64_t[]){len - 1, len + 1, 0, D}), 1, (const int[]){1}, 0);
+  r[n++] = tkc_cat(2, (tkc_tensor *[]){xl, two}, 0);                     /* (L+2, D) */
+  r[n++] = tkc_sum(tkc_cat(2, (tkc_tensor *[]){two, xl}, 0), 1, (const int[]){0}, 0);
+  r[n++] = tkc_expand(tkc_shrink(tkc_pad(xl, (const int64_t[]){0, 1, 0, 0}, 7), (const int64_t[]){len, len + 1, 0, D}), 2, (const int64_t[]){3, D});
   int64_t total = 0;
   for (int i = 0; i < n; i++) {
     if (!r[i]) fail_msg("len %lld: op %d: %s", (long long)len, i, tkc_last_error());
@@ -212,13 +224,47 @@ static void test_variable_shapes_api(void **state) {
   /* a token of another ctx, in a shape */
   assert_null(tkc_full(ctx, TKC_FLOAT32, 1, &o, 1));
   assert_non_null(strstr(tkc_last_error(), "another ctx"));
-  /* refused: pads after and by a variable, a variable shrink start, flips, merging reshapes */
-  tkc_tensor *v = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){n, 3}, 1);
-  assert_null(tkc_pad(v, (const int64_t[]){0, 1, 0, 0}, 0));
+  /* a result computed for one binding, read under another: refused (its data has the old lengths);
+   * a view of a buffer reads it at any binding */
+  tkc_tensor *base = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){8}, (const float[]){1, 2, 3, 4, 5, 6, 7, 8});
+  tkc_tensor *grown = tkc_pad(tkc_shrink(base, (const int64_t[]){0, n}), (const int64_t[]){0, 1}, -1), *view = tkc_shrink(base, (const int64_t[]){m - 1, m});
+  assert_int_equal(tkc_dim_bind(ctx, n, 3), TKC_OK);
+  assert_int_equal(tkc_copy_out(grown, buf, 4 * sizeof(float)), TKC_OK);
+  assert_true(buf[0] == 1 && buf[2] == 3 && buf[3] == -1);
+  assert_int_equal(tkc_dim_bind(ctx, n, 2), TKC_OK);
+  assert_int_equal(tkc_copy_out(grown, buf, 3 * sizeof(float)), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "computed for n = 3, and n is 2 now"));
+  tkc_tensor *twice = tkc_add(grown, grown);
+  assert_non_null(twice);
+  assert_int_equal(tkc_realize(twice), TKC_EINVAL); /* as a kernel input too */
+  assert_int_equal(tkc_dim_bind(ctx, m, 2), TKC_OK);
+  assert_int_equal(tkc_copy_out(view, buf, sizeof(float)), TKC_OK);
+  assert_true(buf[0] == 2);
+  assert_int_equal(tkc_dim_bind(ctx, m, 4), TKC_OK);
+  assert_int_equal(tkc_copy_out(view, buf, sizeof(float)), TKC_OK);
+  assert_true(buf[0] == 4);
+  /* pads after and by a variable, variable shrink starts: the shapes they make, and what is refused */
+  tkc_tensor *v = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){n, 3}, 1), *w = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){10, 3}, 1);
+  tkc_tensor *pv = tkc_pad(v, (const int64_t[]){0, 1, 0, 0}, 0);
+  assert_non_null(pv);
+  assert_int_equal(tkc_dim(pv, 0), n + 1);
+  assert_int_equal(tkc_dim(tkc_pad(w, (const int64_t[]){m, 2, 0, 0}, 0), 0), m + 12);
+  assert_int_equal(tkc_dim(tkc_shrink(w, (const int64_t[]){m, m + 2, 0, 3}), 0), 2);
+  assert_int_equal(tkc_dim(tkc_shrink(v, (const int64_t[]){n, n, 0, 3}), 0), 0);
+  assert_null(tkc_pad(v, (const int64_t[]){n, 0, 0, 0}, 0)); /* n + n */
   assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
-  assert_null(tkc_pad(v, (const int64_t[]){0, 0, 0, n}, 0));
-  assert_null(tkc_shrink(v, (const int64_t[]){1, n, 0, 3}) ? NULL : NULL);
-  assert_null(tkc_shrink(v, (const int64_t[]){n, n, 0, 3}));
+  assert_null(tkc_pad(w, (const int64_t[]){m, n, 0, 0}, 0)); /* m + n */
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_pad(v, (const int64_t[]){0, 0, n - 1, 0}, 0)); /* -1 for n = 0 */
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "negative padding (var0-1, 0)"));
+  assert_null(tkc_pad(v, (const int64_t[]){0, INT64_C(1) << 21, 0, 0}, 0)); /* n + 2^21: past what a token holds */
+  assert_non_null(strstr(tkc_last_error(), "within +-2^20"));
+  assert_null(tkc_shrink(w, (const int64_t[]){m, 8, 0, 3})); /* 8 - m */
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_shrink(v, (const int64_t[]){m, m + 1, 0, 3})); /* m + 1 > n for some values */
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  assert_non_null(strstr(tkc_last_error(), "for every value of its variables"));
   assert_null(tkc_shrink(v, (const int64_t[]){0, n + 1, 0, 3})); /* past the end for every value */
   assert_int_equal(tkc_last_status(), TKC_ESHAPE);
   assert_null(tkc_flip(v, 1, (const int[]){0}));

@@ -392,6 +392,25 @@ static void on_progress(const tkc_progress *p, void *user) {
 
 /* every kernel a realize builds is reported once, on the realizing thread, counted 1..total; a
  * realize whose kernels are all cached reports nothing */
+/* tkc_tensor_ref: a second handle to the same tensor, freed on its own */
+static void test_tensor_ref(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  const float d[3] = {1, 2, 3};
+  tkc_tensor *a = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){3}, d);
+  tkc_tensor *y = tkc_mul(a, a), *r = tkc_tensor_ref(y);
+  assert_non_null(r);
+  assert_ptr_not_equal(r, y);
+  tkc_tensor_free(y); /* r lives on, and sees the same (lazy) values */
+  float out[3];
+  assert_int_equal(tkc_copy_out(r, out, sizeof out), TKC_OK);
+  for (int i = 0; i < 3; i++) assert_true(out[i] == d[i] * d[i]);
+  tkc_tensor_free(r);
+  assert_null(tkc_tensor_ref(NULL));
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
+  tkc_ctx_free(ctx);
+}
+
 static void test_progress(void **state) {
   (void)state;
   tr_begin();
@@ -439,6 +458,7 @@ int main(void) {
       cmocka_unit_test(test_scope_rules),
       cmocka_unit_test(test_scope_loop),
       cmocka_unit_test(test_progress),
+      cmocka_unit_test(test_tensor_ref),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -161,19 +161,8 @@ static tkc_status plan(tkc_jit *j) {
   return TKC_OK;
 }
 
-static int view_same(const tkc_view *a, const tkc_view *b) {
-  size_t n = (size_t)a->ndim * sizeof(int64_t);
-  if (a->ndim != b->ndim || a->offset != b->offset || a->has_mask != b->has_mask || memcmp(a->shape, b->shape, n) || memcmp(a->strides, b->strides, n))
-    return 0;
-  return !a->has_mask || (!memcmp(a->mask_begin, b->mask_begin, n) && !memcmp(a->mask_end, b->mask_end, n));
-}
-
 static int node_same(const jin *c, const tkc_lazy *n) {
-  if (c->dt != n->dtype || c->ndim != n->ndim || memcmp(c->shape, n->shape, (size_t)n->ndim * sizeof *n->shape) || c->st.nviews != n->st->nviews)
-    return 0;
-  for (int i = 0; i < c->st.nviews; i++)
-    if (!view_same(&c->st.views[i], &n->st->views[i])) return 0;
-  return 1;
+  return c->dt == n->dtype && c->ndim == n->ndim && !memcmp(c->shape, n->shape, (size_t)n->ndim * sizeof *n->shape) && tkc_st_equal(&c->st, n->st);
 }
 
 static tkc_status check_io(const tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout) {
@@ -231,6 +220,7 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
     return tkc_err(TKC_EINVAL, "tkc_jit_run: %d inputs and %d outputs, the capture had %d and %d", nin, nout, j->nin, j->nout);
   for (int i = 0; i < nin; i++) {
     tkc_status st = tkc_realize(in[i]);
+    if (!st) st = tkc_lazy_check_stamp(in[i]->node, "tkc_jit_run");
     if (st) return st;
     if (!node_same(&j->ins[i], in[i]->node))
       return tkc_err(TKC_EINVAL, "tkc_jit_run: input %d is %s %s, laid out otherwise than at the capture (%s %s): make a new jit for it", i,

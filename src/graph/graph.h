@@ -70,6 +70,11 @@ TKC_HIDDEN struct tkc_lazy *tkc_lz_var(tkc_ctx *ctx, const tkc_ctx_var *v);
 /* The variable's number in its ctx and c of a token (for messages); -1 for a plain dim. */
 TKC_HIDDEN int64_t tkc_dim_var_number(int64_t dim, int64_t *c);
 TKC_HIDDEN const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name);
+/* Arithmetic on dims that may be tokens: x + sign * y (sign +1 or -1) when the result is a plain dim
+ * or one variable + c (0), else -1 + TKC_EUNSUPPORTED naming who; whether x <= y for every value of
+ * their variables (1, 0; -1 + TKC_EINVAL for a bad token). */
+TKC_HIDDEN int tkc_dim_add(const tkc_ctx *ctx, int64_t x, int64_t y, int sign, int64_t *out, const char *who);
+TKC_HIDDEN int tkc_dim_le_always(const tkc_ctx *ctx, int64_t x, int64_t y, const char *who);
 
 /* ---------------------------------------------------------------- lazy nodes (lazy.c) */
 
@@ -117,6 +122,10 @@ TKC_HIDDEN void tkc_lazy_unref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a new reference */
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
 TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
+/* A buffer's lengths at the current binding (done by tkc_lazy_become_buffer), and the check that
+ * the binding is still the same when it is read (TKC_EINVAL naming the variable otherwise). */
+TKC_HIDDEN void tkc_shape_stamp(tkc_lazy *n);
+TKC_HIDDEN tkc_status tkc_lazy_check_stamp(const tkc_lazy *n, const char *who);
 /* A RESHAPE node over src (also when it changes nothing). */
 TKC_HIDDEN tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape);
 /* Applies the movement op of MOVE node m to st. */

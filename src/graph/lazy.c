@@ -94,19 +94,61 @@ tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
   n->rbuf = rb;
   n->kind = TKC_LZ_BUFFER;
   drop_sources(n);
+  tkc_shape_stamp(n);
   return TKC_OK;
+}
+
+/* A buffer's variable-length dims hold the values of the binding it was computed for (in arg: the
+ * dim's length then, -1 for a plain dim): under another binding its data would be read at the
+ * wrong lengths. Views (tkc_lazy_become_view) read their base at any binding and are not stamped. */
+void tkc_shape_stamp(tkc_lazy *n) {
+  for (int i = 0; i < n->ndim; i++) n->arg[i] = tkc_dim_is_var(n->shape[i]) ? tkc_dim_value(n->ctx, n->shape[i]) : -1;
+}
+
+tkc_status tkc_lazy_check_stamp(const tkc_lazy *n, const char *who) {
+  if (n->kind != TKC_LZ_BUFFER) return TKC_OK;
+  for (int i = 0; i < n->ndim; i++) {
+    int64_t c = 0, now;
+    if (n->arg[i] < 0 || (now = tkc_dim_value(n->ctx, n->shape[i])) == n->arg[i]) continue;
+    const tkc_ctx_var *v = tkc_dim_decode(n->ctx, n->shape[i], &c, who);
+    if (now < 0 || !v) return tkc_last_status();
+    return tkc_err(TKC_EINVAL, "%s: the tensor was computed for %s = %lld, and %s is %lld now: build it again for the new value (or replay it with tkc_jit)",
+                   who, v->name, (long long)(n->arg[i] - c), v->name, (long long)v->value);
+  }
+  return TKC_OK;
+}
+
+/* a dim (plain or a token) as a view sees it: c + a slot of st's variables; 1 when a variable, -1 on error */
+static int sym_dim(tkc_st *st, const tkc_ctx *ctx, int64_t dim, tkc_sdim *out) {
+  int64_t c = dim;
+  const tkc_ctx_var *v = tkc_dim_is_var(dim) ? tkc_dim_decode(ctx, dim, &c, "view") : NULL;
+  *out = (tkc_sdim){c, 0};
+  if (!v) return tkc_dim_is_var(dim) ? -1 : 0;
+  tkc_svar sv = {.vmin = v->min, .vmax = v->max};
+  memcpy(sv.name, v->name, sizeof sv.name);
+  return (out->var = tkc_st_var_slot(st, &sv)) ? 1 : -1;
 }
 
 tkc_status tkc_lazy_apply_move(tkc_st *st, const tkc_lazy *m) {
   int flags[TKC_MAX_DIMS];
   int64_t shape[TKC_MAX_DIMS], arg[2 * TKC_MAX_DIMS]; /* views are at the variables' largest values */
+  tkc_sdim sym[3 * TKC_MAX_DIMS]; /* pad: before, after and the dim's length per dim; shrink: begin, end */
+  int symbolic = 0, per = m->op == TKC_OP_PAD ? 3 : 2;
   tkc_shape_max(m->ctx, m->ndim, m->shape, shape);
-  if (m->op == TKC_OP_PAD || m->op == TKC_OP_SHRINK) tkc_shape_max(m->ctx, 2 * m->ndim, m->arg, arg);
+  if (m->op == TKC_OP_PAD || m->op == TKC_OP_SHRINK) {
+    tkc_shape_max(m->ctx, 2 * m->ndim, m->arg, arg);
+    for (int i = 0; i < m->ndim; i++)
+      for (int k = 0; k < per; k++) {
+        int r = sym_dim(st, m->ctx, k < 2 ? m->arg[2 * i + k] : m->src[0]->shape[i], &sym[per * i + k]);
+        if (r < 0) return tkc_last_status();
+        symbolic |= r;
+      }
+  }
   switch (m->op) {
   case TKC_OP_RESHAPE: return tkc_st_reshape(st, m->ndim, shape);
   case TKC_OP_EXPAND: return tkc_st_expand(st, shape);
-  case TKC_OP_PAD: return tkc_st_pad(st, arg);
-  case TKC_OP_SHRINK: return tkc_st_shrink(st, arg);
+  case TKC_OP_PAD: return tkc_st_pad(st, arg, symbolic ? sym : NULL);
+  case TKC_OP_SHRINK: return tkc_st_shrink(st, arg, symbolic ? sym : NULL);
   case TKC_OP_PERMUTE:
   case TKC_OP_FLIP:
     for (int k = 0; k < m->ndim; k++) flags[k] = (int)m->arg[k];
@@ -140,5 +182,7 @@ tkc_status tkc_lazy_become_view(tkc_lazy *n) {
     tkc_status s = tkc_lazy_apply_move(&st, chain[i]);
     if (s) return s;
   }
-  return tkc_lazy_become_buffer(n, b->rbuf, &st);
+  tkc_status s = tkc_lazy_become_buffer(n, b->rbuf, &st);
+  for (int i = 0; i < n->ndim; i++) n->arg[i] = -1;
+  return s;
 }

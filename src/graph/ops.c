@@ -562,17 +562,18 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   if (n && !pads) return tkc_err_null(TKC_EINVAL, "pad: NULL pads");
   int64_t shape[TKC_MAX_DIMS];
   for (int i = 0; i < n; i++) {
-    if (tkc_dim_is_var(pads[2 * i]) || tkc_dim_is_var(pads[2 * i + 1]))
-      return tkc_err_null(TKC_EUNSUPPORTED, "pad: %s: padding by a variable amount on axis %d (pad to the largest size instead)", TKC_NODE_SHAPE(x), i);
-    if (pads[2 * i] < 0 || pads[2 * i + 1] < 0)
-      return tkc_err_null(TKC_EINVAL, "pad: %s: negative padding (%lld, %lld) on axis %d", TKC_NODE_SHAPE(x), (long long)pads[2 * i], (long long)pads[2 * i + 1], i);
-    if (tkc_dim_is_var(x->shape[i]) && pads[2 * i + 1] > 0) /* the padding would start where the variable ends */
-      return tkc_err_null(TKC_EUNSUPPORTED, "pad: %s: padding after the variable-length axis %d (pad before it, or shrink to a fixed size first)",
-                          TKC_NODE_SHAPE(x), i);
-    if (__builtin_add_overflow(x->shape[i], pads[2 * i], &shape[i]) || __builtin_add_overflow(shape[i], pads[2 * i + 1], &shape[i]))
-      return tkc_err_null(TKC_ESHAPE, "pad: %s: padding (%lld, %lld) on axis %d overflows 64 bits", TKC_NODE_SHAPE(x), (long long)pads[2 * i],
-                          (long long)pads[2 * i + 1], i);
+    int64_t b = pads[2 * i], e = pads[2 * i + 1];
+    int nb = tkc_dim_le_always(x->ctx, 0, b, "pad"), ne = nb < 0 ? -1 : tkc_dim_le_always(x->ctx, 0, e, "pad");
+    if (nb < 0 || ne < 0) return NULL;
+    if (!nb || !ne)
+      return tkc_err_null(TKC_EINVAL, "pad: %s: negative padding (%s, %s) on axis %d", TKC_NODE_SHAPE(x), TKC_DIM_STR(b), TKC_DIM_STR(e), i);
+    /* variable amounts and lengths: the padded length must stay one variable + c */
+    if (tkc_dim_add(x->ctx, x->shape[i], b, 1, &shape[i], "pad") || tkc_dim_add(x->ctx, shape[i], e, 1, &shape[i], "pad")) return NULL;
   }
+  int64_t max[TKC_MAX_DIMS];
+  if (tkc_shape_check_dims(x->ctx, n, shape, max, "pad")) return NULL;
+  if (tkc_shape_size_checked(n, max, (int64_t)tkc_dtype_size(x->dtype), NULL))
+    return tkc_err_null(TKC_ESHAPE, "pad: %s padded to %s: the size overflows 64 bits", TKC_NODE_SHAPE(x), TKC_SHAPE_STR(n, shape));
   tkc_lazy *p = tkc_lz_move(x, TKC_OP_PAD, pads, 2 * n, n, shape);
   if (!p || value == 0) return tkc_wrap(a->ctx, p);
   /* value padding: where(pad(true), pad(x), value) */
@@ -583,38 +584,23 @@ tkc_tensor *tkc_pad(tkc_tensor *a, const int64_t *pads, double value) {
   return tkc_wrap(a->ctx, r);
 }
 
-/* [b, e) on axis i where e or the axis is variable + c: within it for every value of the variable */
-static int shrink_var_check(const tkc_lazy *x, int i, int64_t b, int64_t e) {
-  int64_t d = x->shape[i], ce = 0, cd = 0;
-  const tkc_ctx_var *ve = tkc_dim_is_var(e) ? tkc_dim_decode(x->ctx, e, &ce, "shrink") : NULL;
-  const tkc_ctx_var *vd = tkc_dim_is_var(d) ? tkc_dim_decode(x->ctx, d, &cd, "shrink") : NULL;
-  if ((tkc_dim_is_var(e) && !ve) || (tkc_dim_is_var(d) && !vd)) return -1;
-  int64_t emin = ve ? ve->min + ce : e, emax = ve ? ve->max + ce : e, dmin = vd ? vd->min + cd : d;
-  int ok = b >= 0 && emin >= b && (ve && vd ? ve == vd && ce <= cd : ve ? emax <= d : e <= dmin);
-  if (!ok)
-    tkc_err(TKC_ESHAPE, "shrink: %s: [%lld, %s) is not inside axis %d for every value of its variables", TKC_NODE_SHAPE(x), (long long)b,
-            TKC_SHAPE_STR(1, &e), i);
-  return ok ? 0 : -1;
-}
-
 tkc_tensor *tkc_shrink(tkc_tensor *a, const int64_t *ranges) {
   if (tkc_check(a)) return NULL;
   tkc_lazy *x = a->node;
   int n = x->ndim;
   if (n && !ranges) return tkc_err_null(TKC_EINVAL, "shrink: NULL ranges");
   int64_t shape[TKC_MAX_DIMS];
-  for (int i = 0; i < n; i++) {
+  for (int i = 0; i < n; i++) { /* 0 <= b <= e <= the axis, for every value of the variables */
     int64_t b = ranges[2 * i], e = ranges[2 * i + 1], d = x->shape[i];
-    if (tkc_dim_is_var(b))
-      return tkc_err_null(TKC_EUNSUPPORTED, "shrink: %s: a variable start on axis %d (only the end may be a variable)", TKC_NODE_SHAPE(x), i);
-    if (tkc_dim_is_var(e) || tkc_dim_is_var(d)) {
-      if (shrink_var_check(x, i, b, e)) return NULL;
-      shape[i] = e - b; /* a token minus b: the variable + (c - b) */
-      continue;
-    }
-    if (b < 0 || e < b || e > d)
+    int in0 = tkc_dim_le_always(x->ctx, 0, b, "shrink"), in1 = in0 < 0 ? -1 : tkc_dim_le_always(x->ctx, b, e, "shrink");
+    int in2 = in1 < 0 ? -1 : tkc_dim_le_always(x->ctx, e, d, "shrink");
+    if (in0 < 0 || in1 < 0 || in2 < 0) return NULL;
+    if ((!in0 || !in1 || !in2) && !tkc_shape_is_symbolic(3, (const int64_t[]){b, e, d}))
       return tkc_err_null(TKC_ESHAPE, "shrink: %s: [%lld, %lld) is outside axis %d of size %lld", TKC_NODE_SHAPE(x), (long long)b, (long long)e, i, (long long)d);
-    shape[i] = e - b;
+    if (!in0 || !in1 || !in2)
+      return tkc_err_null(TKC_ESHAPE, "shrink: %s: [%s, %s) is not inside axis %d for every value of its variables", TKC_NODE_SHAPE(x), TKC_DIM_STR(b),
+                          TKC_DIM_STR(e), i);
+    if (tkc_dim_add(x->ctx, e, b, -1, &shape[i], "shrink")) return NULL; /* a variable start needs an end of the same variable */
   }
   return tkc_wrap(a->ctx, tkc_lz_move(x, TKC_OP_SHRINK, ranges, 2 * n, n, shape));
 }

@@ -195,13 +195,14 @@ tkc_tensor *tkc_cat(int n, tkc_tensor *const *ts, int axis) {
     for (int d = 0; d < a->ndim; d++)
       if (d != ax && b->shape[d] != a->shape[d])
         return tkc_err_null(TKC_ESHAPE, "cat: tensor %d has %lld on axis %d, tensor 0 has %lld", i, (long long)b->shape[d], d, (long long)a->shape[d]);
-    total += b->shape[ax];
+    if (tkc_dim_add(a->ctx, total, b->shape[ax], 1, &total, "cat")) return NULL; /* a variable axis may be joined with fixed ones */
     if (total > LIMIT) return tkc_err_null(TKC_ESHAPE, "cat: the joined axis exceeds 2^31 - 1");
   }
-  int64_t s[TKC_MAX_DIMS];
+  int64_t s[TKC_MAX_DIMS], max[TKC_MAX_DIMS];
   shape_of(ts[0], s);
   s[ax] = total;
-  if (checked_numel(a->ndim, s, 1, "cat") < 0) return NULL;
+  tkc_shape_max(a->ctx, a->ndim, s, max);
+  if (checked_numel(a->ndim, max, 1, "cat") < 0) return NULL;
   if (n <= CAT_GROUP) return cat_group(n, ts, ax, total);
   /* groups of CAT_GROUP, each a kernel of its own, then joined */
   int ng = (n + CAT_GROUP - 1) / CAT_GROUP;

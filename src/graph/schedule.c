@@ -24,7 +24,7 @@
 
 #define MAX_MOVES 64
 #define MAX_INPUTS 32
-#define ST_ARGS (TKC_MAX_VIEWS * (5 + 4 * TKC_MAX_DIMS) + TKC_MAX_VIEWS)
+#define ST_ARGS TKC_ST_ARGS
 
 typedef struct moves {
   int n;
@@ -339,7 +339,7 @@ static void kernel_free(kernel *k) {
 
 /* ---------------------------------------------------------------- AST pieces */
 
-static tkc_uop *view_uop(tkc_graph *g, const tkc_st *st, tkc_dt dt) {
+__attribute__((noinline)) static tkc_uop *view_uop(tkc_graph *g, const tkc_st *st, tkc_dt dt) { /* (its arg storage stays off the recursion's frames) */
   tkc_arg storage[ST_ARGS];
   return tkc_uop_new(g, TKC_OP_VIEW, dt, 0, NULL, tkc_st_to_arg(st, storage, ST_ARGS));
 }
@@ -366,9 +366,11 @@ static int st_masked(const tkc_st *st) {
 static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
   tkc_graph *g = k->s->g;
   tkc_st st;
+  tkc_status s = tkc_lazy_check_stamp(n, "realize");
+  if (s) return s;
   if (n->kind == TKC_LZ_BUFFER) st = *n->st;
   else tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
-  tkc_status s = apply_moves(&st, mv);
+  s = apply_moves(&st, mv);
   if (s) return s;
   const void *key = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n;
   int i = 0;

@@ -3,16 +3,26 @@
 #include <string.h>
 #include "graph/tensor_internal.h"
 
+/* one dim at b + k: "4", or a variable dim "var0", "var0+1" */
+static size_t dim_fmt(char *b, size_t n, int64_t d) {
+  int64_t c, var = tkc_dim_var_number(d, &c);
+  return (size_t)(var >= 0 ? snprintf(b, n, c ? "var%lld%+lld" : "var%lld", (long long)var, (long long)c) : snprintf(b, n, "%lld", (long long)d));
+}
+
 const char *tkc_shape_fmt(tkc_shape_str *b, int ndim, const int64_t *shape) {
   size_t k = 0, n = sizeof b->s;
   b->s[k++] = '(';
   for (int i = 0; i < ndim && shape && k < n; i++) {
-    int64_t c, var = tkc_dim_var_number(shape[i], &c); /* a variable dim: "var0", "var0+1" */
-    if (var >= 0) k += (size_t)snprintf(b->s + k, n - k, c ? "%svar%lld%+lld" : "%svar%lld", i ? "," : "", (long long)var, (long long)c);
-    else k += (size_t)snprintf(b->s + k, n - k, i ? ",%lld" : "%lld", (long long)shape[i]);
+    if (i) b->s[k++] = ',';
+    if (k < n) k += dim_fmt(b->s + k, n - k, shape[i]);
   }
   if (k < n) k += (size_t)snprintf(b->s + k, n - k, ndim == 1 ? ",)" : ")");
   b->s[n - 1] = 0;
+  return b->s;
+}
+
+const char *tkc_dim_fmt(tkc_shape_str *b, int64_t dim) {
+  dim_fmt(b->s, sizeof b->s, dim);
   return b->s;
 }
 

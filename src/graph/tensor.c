@@ -399,6 +399,7 @@ tkc_status tkc_copy_out(tkc_tensor *t, void *dst, size_t nbytes) {
   if (nbytes != (size_t)want) return tkc_err(TKC_EINVAL, "copy_out: %zu bytes given, the tensor has %zu", nbytes, (size_t)want);
   if (nbytes && !dst) return tkc_err(TKC_EINVAL, "copy_out: NULL destination");
   tkc_status st = tkc_lazy_realize(n);
+  if (!st) st = tkc_lazy_check_stamp(n, "copy_out");
   if (st) return st;
   if (!nbytes) return TKC_OK;
   size_t full = (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype);
@@ -447,6 +448,12 @@ tkc_status tkc_scope_end(tkc_ctx *ctx) {
   }
   ctx->scope_depth--;
   return TKC_OK;
+}
+
+tkc_tensor *tkc_tensor_ref(tkc_tensor *t) {
+  if (tkc_check(t)) return NULL;
+  tkc_lazy_ref(t->node);
+  return tkc_wrap(t->ctx, t->node);
 }
 
 tkc_tensor *tkc_keep(tkc_tensor *t) {

@@ -33,6 +33,8 @@ typedef struct tkc_shape_str {
 TKC_HIDDEN const char *tkc_shape_fmt(tkc_shape_str *b, int ndim, const int64_t *shape);
 #define TKC_SHAPE_STR(n, shape) tkc_shape_fmt(&(tkc_shape_str){{0}}, (n), (shape))
 #define TKC_NODE_SHAPE(node) TKC_SHAPE_STR((node)->ndim, (node)->shape)
+TKC_HIDDEN const char *tkc_dim_fmt(tkc_shape_str *b, int64_t dim); /* TKC_DIM_STR(d): "4", "var0+1" */
+#define TKC_DIM_STR(d) tkc_dim_fmt(&(tkc_shape_str){{0}}, (d))
 TKC_HIDDEN const char *tkc_dtype_str(tkc_dtype dt);
 TKC_HIDDEN const char *tkc_dtype_list(void);
 /* TKC_EUNSUPPORTED (in the user's terms, with what to do instead) when ctx's device cannot hold dt

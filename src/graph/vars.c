@@ -162,6 +162,39 @@ const tkc_ctx_var *tkc_ctx_var_named(const tkc_ctx *ctx, const char *name) {
   return NULL;
 }
 
+/* the variable of dim d (NULL: plain), c, and the least and largest values of d */
+static int dim_range(const tkc_ctx *ctx, int64_t d, const tkc_ctx_var **v, int64_t *c, int64_t *lo, int64_t *hi, const char *who) {
+  *v = NULL, *c = d, *lo = *hi = d;
+  if (!tkc_dim_is_var(d)) return 0;
+  if (!(*v = tkc_dim_decode(ctx, d, c, who))) return -1;
+  *lo = (*v)->min + *c, *hi = (*v)->max + *c;
+  return 0;
+}
+
+int tkc_dim_add(const tkc_ctx *ctx, int64_t x, int64_t y, int sign, int64_t *out, const char *who) {
+  const tkc_ctx_var *vx, *vy;
+  int64_t cx, cy, lo, hi, c;
+  if (dim_range(ctx, x, &vx, &cx, &lo, &hi, who) || dim_range(ctx, y, &vy, &cy, &lo, &hi, who)) return -1;
+  const tkc_ctx_var *v = vx && vy && sign < 0 && vx == vy ? NULL : vx ? vx : vy;
+  if ((vx && vy && !(sign < 0 && vx == vy)) || (vy && sign < 0 && vx != vy))
+    return tkc_err(TKC_EUNSUPPORTED, "%s: %s %c %s is not a fixed size nor a variable plus a constant", who, TKC_DIM_STR(x), sign < 0 ? '-' : '+',
+                   TKC_DIM_STR(y)), -1;
+  if (__builtin_mul_overflow(cy, (int64_t)sign, &cy) || __builtin_add_overflow(cx, cy, &c))
+    return tkc_err(TKC_ESHAPE, "%s: the size overflows 64 bits", who), -1;
+  if (!v) return *out = c, 0;
+  if (c < -OFF_ZERO || c >= OFF_ZERO)
+    return tkc_err(TKC_EUNSUPPORTED, "%s: %s%+lld: a variable's offset must stay within +-2^20", who, v->name, (long long)c), -1;
+  *out = token_of(ctx->serial, (int)(v - ctx->vars), c);
+  return 0;
+}
+
+int tkc_dim_le_always(const tkc_ctx *ctx, int64_t x, int64_t y, const char *who) {
+  const tkc_ctx_var *vx, *vy;
+  int64_t cx, cy, xlo, xhi, ylo, yhi;
+  if (dim_range(ctx, x, &vx, &cx, &xlo, &xhi, who) || dim_range(ctx, y, &vy, &cy, &ylo, &yhi, who)) return -1;
+  return vx && vx == vy ? cx <= cy : xhi <= ylo;
+}
+
 tkc_lazy *tkc_lz_var(tkc_ctx *ctx, const tkc_ctx_var *v) {
   tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_VAR, TKC_INT32, 0, NULL);
   if (n) n->value.i = v - ctx->vars;

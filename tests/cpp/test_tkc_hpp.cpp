@@ -577,6 +577,61 @@ void test_device_smoke(const char *device) {
   CHECK(near(a.softmax().sum().item<float>(), 2, 1e-5));
 }
 
+// variables and capture/replay: one compiled set of kernels for every length, checked against C
+void test_vars_and_jit(const char *device) {
+  tkc::Context ctx(device);
+  const int64_t n = ctx.dim_var("n", 1, 8);
+  CHECK(tkc::dim_is_var(n) && !tkc::dim_is_var(8));
+  F xv(8 * 3), wv(3 * 2);
+  for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(i % 5) - 2;
+  for (size_t i = 0; i < wv.size(); i++) wv[i] = static_cast<float>(i) / 4 - 0.5f;
+  tkc::Tensor x = ctx.tensor(xv, {8, 3}), w = ctx.tensor(wv, {3, 2});
+  // rows [0, n) of x times w, relu, and the row after them padded with 1s: (n + 1, 2)
+  tkc::Jit step(ctx, [&](const std::vector<tkc::Tensor> &in) {
+    tkc::Tensor h = in[0].shrink({0, n, 0, 3}).matmul(w).relu();
+    return std::vector<tkc::Tensor>{h.pad({0, 1, 0, 0}, 1.0)};
+  });
+  CHECK_THROWS(ctx.full({n}, 1).numel(), TKC_EINVAL);  // n unbound
+  int64_t built = -1;
+  for (int len : {3, 8, 1, 5}) {
+    ctx.bind(n, len);
+    CHECK(ctx.dim_value(n) == len && ctx.dim_value(n + 1) == len + 1);
+    std::vector<tkc::Tensor> out = step({x});
+    CHECK(out.size() == 1 && out[0].dim(0) == n + 1 && out[0].numel() == 2 * (len + 1));
+    F want(static_cast<size_t>(2 * (len + 1)), 1.0f);
+    for (int r = 0; r < len; r++)
+      for (int c = 0; c < 2; c++) {
+        float s = 0;
+        for (int k = 0; k < 3; k++) s += xv[static_cast<size_t>(r * 3 + k)] * wv[static_cast<size_t>(k * 2 + c)];
+        want[static_cast<size_t>(r * 2 + c)] = s > 0 ? s : 0;
+      }
+    CHECK(all_near(out[0].to_vector<float>(), want));
+    if (built < 0) built = ctx.stats().kernels_built;
+    CHECK(ctx.stats().kernels_built == built);  // replays build nothing
+  }
+  CHECK(step.kernels() >= 1);
+  CHECK_THROWS(step({x.reshape({4, 6})}), TKC_EINVAL);  // another shape than at the capture
+  CHECK_THROWS(ctx.bind(n, 9), TKC_EINVAL);
+  CHECK_THROWS(ctx.dim_var("n", 0, 1), TKC_EINVAL);
+  // an exception from fn comes out of the call; the jit captures again next time
+  bool fail = true;
+  tkc::Jit flaky(ctx, [&](const std::vector<tkc::Tensor> &in) {
+    if (fail) throw std::runtime_error("not yet");
+    return std::vector<tkc::Tensor>{in[0] * 2};
+  });
+  bool thrown = false;
+  try {
+    flaky({x});
+  } catch (const std::runtime_error &e) {
+    thrown = std::string(e.what()) == "not yet";
+  }
+  CHECK(thrown);
+  fail = false;
+  CHECK(all_near(flaky({x})[0].to_vector<float>(), (x * 2).to_vector<float>()));
+  tkc::Jit wrong(ctx, [&](const std::vector<tkc::Tensor> &in) { return std::vector<tkc::Tensor>{in[0], in[0]}; });
+  CHECK_THROWS(wrong({x}), TKC_EINVAL);  // two results, nout is 1
+}
+
 void run_full(const std::string &device) {
   g_device = device;
   std::printf("full suite on %s\n", device.c_str());
@@ -584,6 +639,7 @@ void run_full(const std::string &device) {
   test_errors(device.c_str());
   test_operators(device.c_str());
   test_ops(device.c_str());
+  test_vars_and_jit(device.c_str());
 }
 
 }  // namespace

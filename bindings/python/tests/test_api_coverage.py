@@ -17,6 +17,8 @@ SKIP = {
     # a C allocator callback: through ctypes it would run Python on every block libtkc allocates
     "tkc_set_allocator": "C allocator callbacks",
     "tkc_get_allocator": "C allocator callbacks",
+    # Python shares a handle through Python references (and Jit borrows its inputs' handles)
+    "tkc_tensor_ref": "handles are shared by Python references",
     # (the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
     # being for people building their own front end; tkc_opt_name is taken as the OPT_NAMES table)
 }
@@ -122,3 +124,26 @@ def test_jit_replays_with_variables():
         with pytest.raises(tkc.TkcError):
             bad(c.tensor([1.0]))
         step.close()
+
+
+def test_variable_pads_shrinks_and_cat():
+    import numpy as np
+    xn = np.arange(24, dtype=np.float32).reshape(8, 3) / 4 - 2
+    with tkc.Context("INTERP") as c:
+        x = c.tensor(xn)
+        n = c.dim_var("n", 1, 7)
+        for k in (3, 1, 7):
+            c.bind(n, k)
+            row = x.shrink(((n, n + 1), (0, 3)))                   # x[n]
+            grown = tkc.cat([x.shrink(((0, n), (0, 3))), row], axis=0)  # x[:n] and x[n]: (n + 1, 3)
+            padded = x.shrink(((0, n), (0, 3))).pad(((0, 2), (0, 0)), 5.0)  # after a variable length
+            shifted = row.pad(((n, 0), (0, 0)))                   # by a variable amount: (n + 1, 3)
+            np.testing.assert_array_equal(row.numpy(), xn[k:k + 1])
+            np.testing.assert_array_equal(grown.numpy(), xn[:k + 1])
+            np.testing.assert_array_equal(padded.numpy(), np.concatenate([xn[:k], np.full((2, 3), 5, np.float32)]))
+            np.testing.assert_array_equal(shifted.numpy(), np.concatenate([np.zeros((k, 3), np.float32), xn[k:k + 1]]))
+        c.bind(n, 2)
+        with pytest.raises(tkc.TkcError, match="computed for n = 7"):
+            padded.numpy()  # its data holds the lengths of n = 7
+        with pytest.raises(tkc.TkcError):
+            x.shrink(((n, 8), (0, 3)))  # 8 - n is not one variable + c
