@@ -188,7 +188,8 @@ TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or
  * A computed tensor with variable dims holds the values of the binding it was realized under:
  * reading it (copy_out, or as a kernel or jit input) after its variables were bound otherwise is
  * TKC_EINVAL naming the variable, not data read at the wrong lengths. Build it again, or replay it
- * with a jit. Views of buffers (a shrink, pad, ... of a realized tensor) read it at any binding. */
+ * with a jit (a view of such a tensor carries its binding too). Views of other buffers (a shrink
+ * from a variable start of a fixed-size tensor, ...) read them at any binding. */
 TKC_API int64_t tkc_dim_var(tkc_ctx *ctx, const char *name, int64_t min, int64_t max);
 TKC_API tkc_status tkc_dim_bind(tkc_ctx *ctx, int64_t var, int64_t value);
 TKC_API int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim);

@@ -98,22 +98,33 @@ tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
   return TKC_OK;
 }
 
-/* A buffer's variable-length dims hold the values of the binding it was computed for (in arg: the
- * dim's length then, -1 for a plain dim): under another binding its data would be read at the
- * wrong lengths. Views (tkc_lazy_become_view) read their base at any binding and are not stamped. */
+/* A buffer whose shape has variables holds the values of the binding it was computed for: under
+ * another binding its data would be read at the wrong lengths. The stamp, in arg: pairs (variable
+ * index, value then), up to TKC_MAX_DIMS of them, ended by -1. A view (tkc_lazy_become_view) reads
+ * its base at any binding, so it carries its base's stamp instead of one of its own. */
+static void stamp_add(tkc_lazy *n, int *k, int64_t var, int64_t value) {
+  for (int i = 0; i < *k; i += 2)
+    if (n->arg[i] == var) return;
+  if (*k < 2 * TKC_MAX_DIMS) n->arg[(*k)++] = var, n->arg[(*k)++] = value;
+}
+
 void tkc_shape_stamp(tkc_lazy *n) {
-  for (int i = 0; i < n->ndim; i++) n->arg[i] = tkc_dim_is_var(n->shape[i]) ? tkc_dim_value(n->ctx, n->shape[i]) : -1;
+  int k = 0;
+  for (int i = 0; i < n->ndim; i++) {
+    int64_t c;
+    const tkc_ctx_var *v = tkc_dim_is_var(n->shape[i]) ? tkc_dim_decode(n->ctx, n->shape[i], &c, "realize") : NULL;
+    if (v && v->value >= 0) stamp_add(n, &k, v - n->ctx->vars, v->value);
+  }
+  if (k < 2 * TKC_MAX_DIMS) n->arg[k] = -1;
 }
 
 tkc_status tkc_lazy_check_stamp(const tkc_lazy *n, const char *who) {
   if (n->kind != TKC_LZ_BUFFER) return TKC_OK;
-  for (int i = 0; i < n->ndim; i++) {
-    int64_t c = 0, now;
-    if (n->arg[i] < 0 || (now = tkc_dim_value(n->ctx, n->shape[i])) == n->arg[i]) continue;
-    const tkc_ctx_var *v = tkc_dim_decode(n->ctx, n->shape[i], &c, who);
-    if (now < 0 || !v) return tkc_last_status();
-    return tkc_err(TKC_EINVAL, "%s: the tensor was computed for %s = %lld, and %s is %lld now: build it again for the new value (or replay it with tkc_jit)",
-                   who, v->name, (long long)(n->arg[i] - c), v->name, (long long)v->value);
+  for (int k = 0; k < 2 * TKC_MAX_DIMS && n->arg[k] >= 0; k += 2) {
+    const tkc_ctx_var *v = &n->ctx->vars[n->arg[k]];
+    if (v->value != n->arg[k + 1])
+      return tkc_err(TKC_EINVAL, "%s: the tensor was computed for %s = %lld, and %s is %lld now: build it again for the new value (or replay it with tkc_jit)",
+                     who, v->name, (long long)n->arg[k + 1], v->name, (long long)v->value);
   }
   return TKC_OK;
 }
@@ -182,7 +193,9 @@ tkc_status tkc_lazy_become_view(tkc_lazy *n) {
     tkc_status s = tkc_lazy_apply_move(&st, chain[i]);
     if (s) return s;
   }
+  int64_t stamp[2 * TKC_MAX_DIMS];
+  memcpy(stamp, b->arg, sizeof stamp);
   tkc_status s = tkc_lazy_become_buffer(n, b->rbuf, &st);
-  for (int i = 0; i < n->ndim; i++) n->arg[i] = -1;
+  memcpy(n->arg, stamp, sizeof stamp); /* the base's binding, not the view's */
   return s;
 }
