@@ -175,8 +175,9 @@ int tkc_dim_add(const tkc_ctx *ctx, int64_t x, int64_t y, int sign, int64_t *out
   const tkc_ctx_var *vx, *vy;
   int64_t cx, cy, lo, hi, c;
   if (dim_range(ctx, x, &vx, &cx, &lo, &hi, who) || dim_range(ctx, y, &vy, &cy, &lo, &hi, who)) return -1;
-  const tkc_ctx_var *v = vx && vy && sign < 0 && vx == vy ? NULL : vx ? vx : vy;
-  if ((vx && vy && !(sign < 0 && vx == vy)) || (vy && sign < 0 && vx != vy))
+  int cancel = vx && vx == vy && sign < 0; /* (L + a) - (L + b) */
+  const tkc_ctx_var *v = cancel ? NULL : vx ? vx : vy;
+  if (!cancel && vy && (vx || sign < 0))
     return tkc_err(TKC_EUNSUPPORTED, "%s: %s %c %s is not a fixed size nor a variable plus a constant", who, TKC_DIM_STR(x), sign < 0 ? '-' : '+',
                    TKC_DIM_STR(y)), -1;
   if (__builtin_mul_overflow(cy, (int64_t)sign, &cy) || __builtin_add_overflow(cx, cy, &c))

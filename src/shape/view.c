@@ -70,6 +70,13 @@ static tkc_status push_view(tkc_st *st, int ndim, const int64_t *shape) {
   return TKC_OK;
 }
 
+/* Stacks a view of the last view's own shape: later moves then start from a plain index space. */
+static tkc_status push_same(tkc_st *st) {
+  int64_t shape[TKC_MAX_DIMS];
+  memcpy(shape, last(st)->shape, sizeof shape);
+  return push_view(st, last(st)->ndim, shape);
+}
+
 static int64_t numel(int ndim, const int64_t *shape) {
   int64_t n = 1;
   for (int i = 0; i < ndim; i++) n *= shape[i];
@@ -174,9 +181,7 @@ tkc_status tkc_st_expand(tkc_st *st, const int64_t *shape) {
   tkc_view *v = last(st);
   for (int i = 0; i < v->ndim; i++)
     if (v->shape[i] != shape[i] && dim_has_var(v, i)) { /* whether the one index is valid depends on a variable: */
-      int64_t same[TKC_MAX_DIMS];                        /* the view below keeps asking (at index 0) */
-      memcpy(same, v->shape, sizeof same);
-      tkc_status s = push_view(st, v->ndim, same);
+      tkc_status s = push_same(st);                      /* the view below keeps asking (at index 0) */
       if (s) return s;
       v = last(st);
       break;
@@ -221,9 +226,7 @@ tkc_status tkc_st_pad(tkc_st *st, const int64_t *pads, const tkc_sdim *sym) {
   tkc_view *v = last(st);
   for (int i = 0; i < v->ndim; i++)
     if (ends_at_var(sym, i, pads) && !dim_mask_trivial(v, i)) { /* a mask already there: cut the variable's end in a view of its own */
-      int64_t same[TKC_MAX_DIMS];
-      memcpy(same, v->shape, sizeof same);
-      tkc_status s = push_view(st, v->ndim, same);
+      tkc_status s = push_same(st);
       if (s) return s;
       v = last(st);
       break;
@@ -295,9 +298,7 @@ tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t stride) {
   tkc_view *v = last(st);
   if (v->ndim < 2 || v->ndim + 2 > TKC_MAX_DIMS) return tkc_err(TKC_ESHAPE, "window needs 2..%d dims", TKC_MAX_DIMS - 2);
   if (v->has_mask) { /* windows cross masked areas: read the padded index space row-major */
-    int64_t shape[TKC_MAX_DIMS];
-    memcpy(shape, v->shape, sizeof shape);
-    tkc_status s = push_view(st, v->ndim, shape);
+    tkc_status s = push_same(st);
     if (s) return s;
     v = last(st);
   }
