@@ -15,7 +15,7 @@
 #
 # A build directory is configured once. `CC=clang make test` (or `make CC=clang test`) uses that
 # compiler; giving a different CC than the one a build directory was configured with wipes and
-# reconfigures that directory. Other CMake options: `make CMAKE_ARGS='-DTKC_WERROR=OFF'`
+# reconfigures that directory. Other CMake options: `make CMAKE_ARGS='-DTKC_WERROR=ON'`
 # (applied when a directory is configured: run `make clean` first to change them).
 
 BUILD_DIR  ?= build
@@ -103,7 +103,7 @@ tsan: deps
 	TSAN_OPTIONS=halt_on_error=1 $(CTEST) --test-dir $(TSAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS) -R '$(TSAN_TESTS)'
 
 clean:
-	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) build-clang build-fuzz
+	rm -rf $(BUILD_DIR) $(ASAN_DIR) $(TSAN_DIR) build-fuzz build-warn-*
 
 FUZZ_MINUTES ?= 5
 FUZZ_SEED    ?= $(shell date +%s)
