@@ -218,14 +218,16 @@ static void print_uops(const tkc_codegen *cg) {
 
 static void print_stage(const tkc_codegen *cg, const stage *s) {
   const char *name = cg->name[0] ? cg->name : "kernel";
+  char what[64];
+  snprintf(what, sizeof what, "after %s", s->name);
   switch (s->out) {
-  case OUT_AST: dump(name, s->name, cg->ast); break;
-  case OUT_SINK: dump(name, s->name, cg->sink); break;
+  case OUT_AST: dump(name, what, cg->ast); break;
+  case OUT_SINK: dump(name, what, cg->sink); break;
   case OUT_UOPS:
-    fprintf(stderr, "tkc: %s: %s (%zu uops)\n", name, s->name, cg->nuops);
+    fprintf(stderr, "tkc: %s: %s (%zu uops)\n", name, what, cg->nuops);
     print_uops(cg);
     break;
-  case OUT_SOURCE: fprintf(stderr, "tkc: %s: %s\n%s\n", name, s->name, cg->source ? cg->source : "(no source: the device runs the UOps)"); break;
+  case OUT_SOURCE: fprintf(stderr, "tkc: %s: %s\n%s\n", name, what, cg->source ? cg->source : "(no source: the device runs the UOps)"); break;
   }
 }
 
