@@ -7,9 +7,7 @@
  * 3 and 6 come from the codegen driver's stages (the opts; the AST and the lowered kernel).
  * Kernel names are unique per distinct kernel (the second r_2_4 is r_2_4n1, as tinygrad names them). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "codegen/pipeline.h"
 #include "engine/beam.h"
 #include "engine/compile_pool.h"
