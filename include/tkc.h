@@ -37,7 +37,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "tkc/base.h"
-#include "tkc/render.h" /* tkc_opt */
+#include "tkc/opts.h" /* tkc_opt: tkc_realize_opts */
 
 #ifdef __cplusplus
 extern "C" {
@@ -224,7 +224,7 @@ TKC_API int tkc_jit_buffers(const tkc_jit *j);
 
 /* Computes t (and what it needs) on the ctx's device. */
 TKC_API tkc_status tkc_realize(tkc_tensor *t);
-/* Realizes t with these kernel opts (tkc/render.h) for the kernel that computes t, instead of the
+/* Realizes t with these kernel opts (tkc/opts.h) for the kernel that computes t, instead of the
  * heuristics' (earlier kernels of its schedule keep theirs). TKC_EINVAL with the reason when an opt is
  * illegal for that kernel, when t is realized already or needs no kernel; nothing is run then. */
 TKC_API tkc_status tkc_realize_opts(tkc_tensor *t, const tkc_opt *opts, int nopts);

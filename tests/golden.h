@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include "codegen/pipeline.h"
 #include "graph/tensor_internal.h"
 
 /* the source of a kernel for the named renderer (malloc'ed); NULL with the error on failure */

@@ -22,6 +22,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "codegen/pipeline.h"
 #include "graph/tensor_internal.h"
 #include "kernels.h"
 #include "render/ptx.h"

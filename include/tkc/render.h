@@ -1,10 +1,16 @@
 /* tkc/render.h — renderers: linearized UOps -> source text for one target language.
  *
  * A renderer is one static struct (capabilities + functions) in one file under src/render/;
- * tkc_renderer_get finds it by name. Renderers are immutable and may be used from any thread. */
+ * tkc_renderer_get finds it by name. Renderers are immutable and may be used from any thread.
+ *
+ * Stability (for people who build their own front end or renderer): tkc_renderer_get, tkc_render,
+ * tkc_linearize and the kernel opts (tkc/opts.h) are stable. struct tkc_renderer may change between
+ * minor versions (0.1 -> 0.2): fields are added (at the end) as the code generator learns about
+ * targets; read it, but build renderers against the headers of the version you link. */
 #ifndef TKC_RENDER_H
 #define TKC_RENDER_H
 
+#include "tkc/opts.h"
 #include "tkc/uop.h"
 
 #ifdef __cplusplus
@@ -44,44 +50,17 @@ struct tkc_renderer {
   /* the kernel's source; malloc'ed (tkc_free), NULL + TKC_EUNSUPPORTED naming op/dtype when the
    * target cannot express a UOp */
   char *(*render)(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n);
+  /* NULL: none. Otherwise the settings that change this renderer's output beyond the struct itself
+   * (e.g. the PTX target arch), written as text into buf (n bytes, NUL-terminated, truncated if
+   * longer); the realize driver puts it in its kernel cache keys, so a kernel built for one setting
+   * is not reused under another. Returns the length written. */
+  int (*cache_key)(char *buf, size_t n);
 };
 
 /* The built-in renderer with that name; NULL + TKC_EINVAL/TKC_EUNSUPPORTED when unknown. */
 TKC_API const tkc_renderer *tkc_renderer_get(const char *name);
 /* Renders a linearized kernel with r; malloc'ed source (tkc_free) or NULL with the reason. */
 TKC_API char *tkc_render(const tkc_renderer *r, const char *name, tkc_uop *const *uops, size_t n);
-
-/* ---------------------------------------------------------------- kernel opts (tinygrad's Opt)
- * A kernel's axes, in loop order: its output dims of size > 1 (global), then its reduce dims, then
- * the lane axes that opts split off (upcast: one output per lane; unroll, group: reduce lanes). An opt names an axis by its index in that order:
- *   UPCAST axis amount   split amount lanes off an output axis (the size must divide)
- *   UNROLL axis amount   split amount lanes off a reduce axis, added to its accumulator in loop order
- *                        (axis counts from the first reduce axis)
- *   GROUP  axis amount   split amount partial reductions off a reduce axis, combined after the loop
- *                        (loop devices: lanes with accumulators of their own, i.e. vector accumulators;
- *                        GPUs: threads of a workgroup, combined through shared memory after a barrier)
- *   GROUPTOP axis amount GROUP splitting off the outer end: each partial reduces a contiguous run
- *   LOCAL  axis amount   GPUs: split amount threads of a workgroup off an output axis
- *   NOLOCALS             GPUs: one thread per workgroup unless LOCAL says otherwise
- *   PADTO  axis amount   round the axis up to a multiple of amount (masked past the end)
- *   SWAP   axis amount   exchange the loop order of output axes axis and amount
- *   TC 0 0               tensor cores (PTX, sm_80+): a float16/bfloat16 matmul with m % 16, n % 8 and
- *                        k % 16 == 0 as one warp per 16 x 8 tile with mma.sync; the first and only opt
- * A workgroup has at most min(256, renderer local_max[0]) threads.
- * Applying an illegal opt fails with TKC_EINVAL and the reason; nothing aborts. */
-typedef enum tkc_opt_op {
-  TKC_OPT_UPCAST, TKC_OPT_UNROLL, TKC_OPT_LOCAL, TKC_OPT_GROUP, TKC_OPT_GROUPTOP,
-  TKC_OPT_PADTO, TKC_OPT_SWAP, TKC_OPT_NOLOCALS, TKC_OPT_TC
-} tkc_opt_op;
-
-typedef struct tkc_opt {
-  tkc_opt_op op;
-  int axis;
-  int amount;
-} tkc_opt;
-
-/* "UPCAST", "UNROLL", ...; NULL when out of range. */
-TKC_API const char *tkc_opt_name(tkc_opt_op op);
 
 /* Orders a kernel graph (a SINK of STOREs) into an instruction list: sources before users, RANGE/IF
  * opened before and ENDRANGE/ENDIF placed after everything inside them, DEFINE_ACC right before its

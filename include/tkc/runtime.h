@@ -3,7 +3,23 @@
  * Devices are static singletons found by name ("CPU", "INTERP"; more register the same way).
  * Buffers and programs are owned by the caller: free them with tkc_buffer_free/tkc_program_free.
  * Thread safety: devices may be used from several threads; one buffer or program at a time per thread.
- * The compiled-program cache is shared and locked. */
+ * The compiled-program cache is shared and locked.
+ *
+ * Stability: devices, buffers and programs are opaque handles and the functions here are stable.
+ * tkc_pool_stats and tkc_disk_cache_info only gain fields between minor versions; the renderer
+ * struct this header brings in (tkc/render.h) and struct tkc_uop (tkc/uop.h) may change.
+ *
+ * Debug output (stderr; nothing is printed otherwise). TKC_DEBUG=N, read once per process:
+ *   1  a line per kernel built (and per beam search) and per launch (time, GFLOPS, GB/s)
+ *   2  tinygrad's launch line instead: running number, device, unique kernel name, buffers, memory
+ *      in use, time and cumulative time, GFLOPS, GB/s, launch sizes; and each recorded error
+ *   3  each kernel's opts          4  its source, once per build      5  its linearized UOps
+ *   6  its AST and lowered UOp graph                                7  LLVM's optimized IR
+ * TKC_DEBUG_STAGE=name,name,... ("all": every stage), read once, whatever TKC_DEBUG is: the kernel
+ * after each named stage of the codegen driver, once per kernel built (also by tkc_program_new,
+ * which runs the stages from render_prep on). The stages, in order: transcendental, opts, lower,
+ * simplify, late_rules, render_prep, renderer_rules, linearize (the instruction list), render (the
+ * source). */
 #ifndef TKC_RUNTIME_H
 #define TKC_RUNTIME_H
 

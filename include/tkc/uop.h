@@ -5,7 +5,12 @@
  * same UOp twice returns the same pointer, so structural equality is pointer equality.
  * A tkc_graph owns every UOp made in it; tkc_graph_free releases them all at once.
  * Thread safety: a graph (and the UOps in it) is used by one thread at a time; a tkc_matcher is
- * read-only after creation and may be shared between threads. */
+ * read-only after creation and may be shared between threads.
+ *
+ * Stability: the functions, tkc_dt, tkc_arg and the op and dtype enums (values only appended) are
+ * stable. The fields of struct tkc_uop (and of tkc_rule / tkc_match) may change between minor
+ * versions (0.1 -> 0.2); code that reads them is rebuilt against the headers of the version it
+ * links. The tensor API (tkc.h) does not include this header. */
 #ifndef TKC_UOP_H
 #define TKC_UOP_H
 

@@ -35,5 +35,8 @@ struct tkc_kshape;
 TKC_HIDDEN tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r);
 /* The same with the axes and opts of ks (tkc_kshape_init of ast, then opts applied). */
 TKC_HIDDEN tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const struct tkc_kshape *ks, const tkc_renderer *r);
+/* The codegen driver's "lower" stage: tkc_lower_opts without the final tkc_simplify (its "simplify"
+ * stage); *simplified is set when the kernel comes out simplified already (tensor cores). */
+TKC_HIDDEN tkc_uop *tkc_lower_kernel(tkc_graph *g, tkc_uop *ast, const struct tkc_kshape *ks, const tkc_renderer *r, bool *simplified);
 
 #endif

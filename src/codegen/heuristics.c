@@ -17,6 +17,7 @@
  *   elementwise, where the renderer has vector accesses: UPCAST the contiguous output axis by 4.
  * The first upcast axis becomes vector loads/stores where the renderer has them (PTX ld.v4) and the
  * index is provably aligned. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -34,6 +35,13 @@ int tkc_host_simd_bytes(void) {
   if (__builtin_cpu_supports("avx2") || __builtin_cpu_supports("avx")) return 32;
 #endif
   return 16;
+}
+
+/* The settings the heuristics read besides the kernel and renderer: TKC_SIMD_BYTES as set (the
+ * host's width it stands for is the same in every run on this machine). */
+int tkc_heuristics_key(char *buf, size_t n) {
+  const char *simd = getenv("TKC_SIMD_BYTES");
+  return snprintf(buf, n, "simd=%s", simd ? simd : "");
 }
 
 #define MAX_LOADS 32

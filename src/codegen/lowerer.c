@@ -5,8 +5,11 @@
  * lowered once per lane, and on host renderers with vectors the lanes of the first upcast (group)
  * axis are packed into vector UOps by the expander. Each REDUCE_AXIS gets a DEFINE_ACC per group lane
  * (or per vector of them) that its unroll lanes are added to in loop order; the group lanes are
- * combined after the loop. Views become index and validity expressions, and
- * the whole kernel is then simplified with the symbolic rules. */
+ * combined after the loop. Views become index and validity expressions; the codegen driver
+ * (codegen/pipeline.c) then simplifies the whole kernel with the symbolic rules. The expander runs
+ * inside the lowerer, not after it: reduces pack their accumulators while they are lowered and the
+ * stores are packed with the same packers (shared accumulator numbering and memo), so lowering and
+ * expanding have no boundary between them. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -388,7 +391,8 @@ static tkc_uop *store_lane(lower *L, tkc_packer *P, tkc_uop *const *st, int w, i
 
 static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, tkc_uop **order, size_t n);
 
-tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
+tkc_uop *tkc_lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r, bool *simplified) {
+  *simplified = false;
   if (!ast || ast->op != TKC_OP_SINK || ast->nsrc != 1 || !ks) return tkc_err_null(TKC_EINTERNAL, "lowerer: the AST is not SINK(STORE)");
   size_t n;
   tkc_uop **order = tkc_toposort(ast, &n);
@@ -401,7 +405,7 @@ tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const 
   else if (idx == TKC_INT64 && ks->tc)
     tkc_err(TKC_EUNSUPPORTED, "lowerer: tensor cores with 64-bit indices (a matmul past 2^31 - 1 elements): lower it without TC");
   else if (ks->tc)
-    sink = tkc_lower_tc(g, ast, ks, r);
+    *simplified = (sink = tkc_lower_tc(g, ast, ks, r)) != NULL; /* (tensor_core.c simplifies its kernel) */
   else {
     idx_scalar = idx;
     sink = lower_kernel(g, ast, ks, r, order, n);
@@ -460,13 +464,18 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
   for (size_t i = 0; i < n; i++)
     if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
   sink = tkc_uop_sink(g, (int)ns, src);
-  if (sink) sink = tkc_simplify(g, sink);
 done:
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
   for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);
   tkc_free(src);
   return sink;
+}
+
+tkc_uop *tkc_lower_opts(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
+  bool simplified;
+  tkc_uop *sink = tkc_lower_kernel(g, ast, ks, r, &simplified);
+  return sink && !simplified ? tkc_simplify(g, sink) : sink;
 }
 
 tkc_uop *tkc_lower(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {

@@ -82,6 +82,9 @@ TKC_HIDDEN tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *k
 /* tinygrad's hand_coded_optimizations for renderer r (NULL: INTERP): applies the opts it picks to
  * ks (each one legal by construction; one that is refused is skipped). ast gives the loads' strides. */
 TKC_HIDDEN void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r);
+/* The settings that change the heuristics' picks (beyond the kernel and the renderer), as text for
+ * kernel cache keys ("simd=32"); returns the length written (snprintf's). */
+TKC_HIDDEN int tkc_heuristics_key(char *buf, size_t n);
 
 /* The SIMD register width of the host CPU in bytes (64 with AVX-512, 32 with AVX/AVX2, else 16),
  * read from the CPU at run time; TKC_SIMD_BYTES overrides it. */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include "engine/beam.h"
 #include "engine/compile_pool.h"
+#include "engine/program_build.h"
 #include "runtime/device.h"
 #include "runtime/disk_cache.h"
 
@@ -151,10 +152,9 @@ typedef struct search {
 static void prepare(search *S, cand *c, int n) {
   tkc_program **progs = tkc_calloc((size_t)n + 1, sizeof *progs);
   int np = 0;
-  for (int i = 0; i < n; i++) {
-    char name[160];
-    tkc_uop *k = tkc_engine_build_kernel(S->g, S->ast, S->r, c[i].ks.opts, c[i].ks.nopts, name, sizeof name);
-    c[i].p = k ? tkc_program_prepare(S->d, S->g, k, name) : NULL;
+  for (int i = 0; i < n; i++) { /* each through the codegen driver with its opts */
+    tkc_codegen cg = {.g = S->g, .r = S->r, .ast = S->ast, .given_opts = true, .opts = c[i].ks.opts, .nopts = c[i].ks.nopts};
+    c[i].p = tkc_codegen_run(&cg, NULL, "late_rules") ? NULL : tkc_engine_program(S->d, &cg, cg.name);
     c[i].t = INFINITY;
     if (c[i].p && progs) progs[np++] = c[i].p;
   }
@@ -224,7 +224,9 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
   S.threads = tkc_compile_threads(d);
   if (width < 1) width = 1;
   if (!S.r) return tkc_err(TKC_EUNSUPPORTED, "beam search: device %s has no renderer to time kernels with", tkc_device_name(d));
-  if (!(S.ast = tkc_engine_kernel_ast(g, ast, S.r))) return tkc_last_status();
+  tkc_codegen heur_cg = {.g = g, .r = S.r, .ast = ast}; /* the AST the renderer compiles and the heuristics' opts */
+  if (tkc_codegen_run(&heur_cg, NULL, "opts")) return tkc_last_status();
+  S.ast = heur_cg.ast;
   cand *beam = tkc_calloc((size_t)width + 2, sizeof *beam), *next = tkc_calloc(MAX_ROUND, sizeof *next);
   cand *all = tkc_calloc((size_t)width + MAX_ROUND + 2, sizeof *all);
   tkc_opt act[256];
@@ -239,11 +241,8 @@ tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d, const tkc_
     if (!S.bufs[i] || (i && (!host || tkc_buffer_copyin(S.bufs[i], host, nb)))) st = tkc_last_status() ? tkc_last_status() : TKC_ENOMEM;
     tkc_free(host);
   }
-  tkc_kshape base, heur;
-  if (!st && !(st = tkc_kshape_init(&base, S.ast))) {
-    heur = base;
-    tkc_heuristics(&heur, S.ast, S.r);
-  }
+  tkc_kshape base, heur = heur_cg.ks;
+  if (!st) st = tkc_kshape_init(&base, S.ast);
   bool base_timed = false;
   if (!st) { /* the heuristics' pick first, then no opts unless that would take too long */
     beam[0].ks = heur, beam[1].ks = base;

@@ -37,9 +37,4 @@ TKC_HIDDEN tkc_status tkc_beam_search(tkc_graph *g, tkc_uop *ast, tkc_device *d,
 TKC_HIDDEN bool tkc_beam_load(const char *key, tkc_opt *opts, int *nopts);
 TKC_HIDDEN void tkc_beam_store(const char *key, const tkc_opt *opts, int nopts);
 
-/* from realize.c: the kernel AST a renderer compiles (transcendentals rewritten where wanted), and the
- * pipeline with the given opts (nopts may be 0: none) */
-TKC_HIDDEN tkc_uop *tkc_engine_kernel_ast(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r);
-TKC_HIDDEN tkc_uop *tkc_engine_build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const tkc_opt *opts, int nopts, char *name, size_t n);
-
 #endif

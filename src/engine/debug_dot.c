@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/engine.h"
 #include "graph/tensor_internal.h"
 #include "runtime/device.h"
 

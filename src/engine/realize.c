@@ -1,27 +1,21 @@
-/* The realize driver: a lazy node -> its schedule -> for each kernel the codegen pipeline -> run.
- * build_kernel() is the pipeline, one stage per line (TKC_DEBUG levels show what each made):
- *   transcendental EXP2/LOG2/SIN -> polynomials on host devices and INTERP       (codegen/transcendental.c)
- *   kernel opts   the kernel's axes, then the heuristics' opts (none with TKC_NOOPT=1), or the
- *                 caller's for the last kernel (tkc_realize_opts)                     [3: the opts]
- *   lower         AST -> UOps with loops / launch indices, lanes, vectors, index math  (codegen/lowerer.c)
- *   late rules    a*b+c -> MULACC                                                     (codegen/devectorizer.c)
- * then tkc_program_prepare linearizes and renders, the compile pool compiles [1: a line per kernel
- * built, 4: its source, 5: its linearized uops, once per build] and the launch runs it [1: a line;
- * 2: tinygrad's line: launch number, name, memory in use, time and total time, GFLOPS, GB/s].
- * Kernel names are unique per distinct kernel (the second r_2_4 is r_2_4n1, as tinygrad names them).
- * TKC_DEBUG >= 6 also prints the AST going in and the lowered kernel coming out. */
+/* The realize driver: a lazy node -> its schedule -> for each kernel the codegen driver
+ * (codegen/pipeline.c: transcendental -> opts -> lower -> simplify -> late rules -> render prep ->
+ * the renderer's rules -> linearize -> render) -> compile -> run. The kernel cache (kcache.c) keeps
+ * what was built by kernel key; beam search (beam.c) picks opts where TKC_BEAM asks. TKC_DEBUG:
+ * 1 a line per kernel built, 4 its source, 5 its linearized uops (once per build); launches: 1 a
+ * line; 2 tinygrad's line: launch number, name, memory in use, time and total time, GFLOPS, GB/s;
+ * 3 and 6 come from the codegen driver's stages (the opts; the AST and the lowered kernel).
+ * Kernel names are unique per distinct kernel (the second r_2_4 is r_2_4n1, as tinygrad names them). */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
-#include "codegen/codegen.h"
-#include "codegen/opts.h"
-#include "graph/graph.h"
-#include "graph/tensor_internal.h"
+#include "codegen/pipeline.h"
 #include "engine/beam.h"
 #include "engine/compile_pool.h"
+#include "engine/engine.h"
 #include "engine/jit.h"
 #include "engine/kcache.h"
+#include "engine/program_build.h"
+#include "graph/tensor_internal.h"
 #include "runtime/device.h"
 
 /* opts given by the caller for the last kernel of a realize (NULL: heuristics) */
@@ -30,140 +24,16 @@ typedef struct given_opts {
   int n;
 } given_opts;
 
-static int noopt(void) {
-  const char *e = getenv("TKC_NOOPT");
-  return e && *e && strcmp(e, "0") != 0;
-}
-
-/* tinygrad's names: "r_" (a reduce) or "E_" and the full shape; a variable-length dim by its name */
-static void base_name(const tkc_uop *ast, char *buf, size_t n) {
-  const tkc_arg *out = &ast->arg.v.t[0], *full = &ast->arg.v.t[1];
-  int reduce = 0;
-  for (uint32_t i = 0; i < full->n; i++)
-    reduce |= full->v.t[i].kind != out->v.t[i].kind || (full->v.t[i].kind == TKC_ARG_INT && full->v.t[i].v.i != out->v.t[i].v.i);
-  size_t k = (size_t)snprintf(buf, n, "%s", reduce ? "r" : "E");
-  for (uint32_t i = 0; i < full->n && k < n; i++) {
-    const tkc_arg *d = &full->v.t[i];
-    if (d->kind == TKC_ARG_INT) k += (size_t)snprintf(buf + k, n - k, "_%lld", (long long)d->v.i);
-    else if (d->v.t[3].v.i) k += (size_t)snprintf(buf + k, n - k, "_%s%s%lld", d->v.t[0].v.s, d->v.t[3].v.i > 0 ? "p" : "m", (long long)llabs(d->v.t[3].v.i));
-    else k += (size_t)snprintf(buf + k, n - k, "_%s", d->v.t[0].v.s);
-  }
-}
-
-/* ---------------------------------------------------------------- kernel names
- * As tinygrad's Kernel.kernel_cnt: the second distinct kernel (by kernel key: device, opts, AST)
- * with a name gets "n1" appended, the third "n2", ... for the rest of the process, so that every
- * name in TKC_DEBUG output, in the rendered source and in the schedule's dot names one program. */
-
-typedef struct kname {
-  struct kname *next;
-  char *base;
-  uint64_t *keys; /* hashes of the kernel keys seen with this name, in order */
-  size_t n, cap;
-} kname;
-
-static kname *knames;
-static pthread_mutex_t kname_lock;
-static pthread_once_t kname_once = PTHREAD_ONCE_INIT;
-static void kname_init(void) { pthread_mutex_init(&kname_lock, NULL); }
-
-static uint64_t key_hash(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
-}
-
-/* The number of the kernel key among the distinct kernels named base (0 for the first; 0 also
- * when out of memory: the name is then not made unique) */
-static size_t name_number(const char *base, const char *key) {
-  pthread_once(&kname_once, kname_init);
-  uint64_t h = key_hash(key);
-  size_t num = 0;
-  pthread_mutex_lock(&kname_lock);
-  kname *e = knames;
-  while (e && strcmp(e->base, base)) e = e->next;
-  if (!e) { /* the first kernel with this name */
-    e = tkc_calloc(1, sizeof *e);
-    if (e && !(e->base = tkc_strdup(base))) {
-      tkc_free(e);
-      e = NULL;
-    }
-    if (e) {
-      e->next = knames;
-      knames = e;
-    }
-  }
-  if (e) {
-    size_t i = 0;
-    while (i < e->n && e->keys[i] != h) i++;
-    if (i == e->n) {
-      if (e->n == e->cap) {
-        size_t cap = e->cap ? 2 * e->cap : 4;
-        uint64_t *k = tkc_realloc(e->keys, cap * sizeof *k);
-        if (k) { e->keys = k; e->cap = cap; }
-      }
-      if (e->n < e->cap) e->keys[e->n++] = h;
-      else i = 0;
-    }
-    num = i;
-  }
-  pthread_mutex_unlock(&kname_lock);
-  return num;
-}
-
-static void unique_name(char *name, size_t n, const char *key) {
-  size_t num = name_number(name, key), len = strlen(name);
-  if (num && len < n) snprintf(name + len, n - len, "n%zu", num);
-}
-
-static void dump(const char *stage, const char *name, const tkc_uop *u) {
-  char *text = tkc_uop_str(u);
-  fprintf(stderr, "tkc: %s: %s\n%s", name, stage, text ? text : "(out of memory)\n");
-  tkc_free(text);
-}
-
-tkc_uop *tkc_engine_kernel_ast(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r) {
-  return tkc_wants_transcendental_rules(r) ? tkc_graph_rewrite(g, ast, tkc_transcendental_rules(), NULL) : ast;
-}
-
-/* The first stages of a kernel: the AST after the transcendental rules (*ast), its opts (ks) and
- * its name (made unique by key when key is given). -1 with the error. */
-static int plan_kernel(tkc_graph *g, tkc_uop **ast, const tkc_renderer *r, const given_opts *given, const char *key, tkc_kshape *ks, char *name, size_t nname) {
-  if (!(*ast = tkc_engine_kernel_ast(g, *ast, r))) return -1;
-  if (tkc_kshape_init(ks, *ast)) return -1;
+/* The codegen driver set up for the kernel of ast, with the given opts (NULL: the heuristics'), its
+ * name made unique by key (when given); report: TKC_DEBUG output (not for the dot files). */
+static tkc_codegen codegen_for(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, const char *key, bool report) {
+  tkc_codegen cg = {.g = g, .r = r, .ast = ast, .key = key, .report = report};
   if (given) {
-    for (int i = 0; i < given->n; i++)
-      if (tkc_kshape_apply(ks, given->opts[i], r)) return -1;
-  } else if (!noopt()) {
-    tkc_heuristics(ks, *ast, r);
+    cg.given_opts = true;
+    cg.opts = given->opts;
+    cg.nopts = given->n;
   }
-  base_name(*ast, name, nname);
-  tkc_kshape_name(ks, name, nname);
-  if (key) unique_name(name, nname, key);
-  return 0;
-}
-
-/* The codegen pipeline of one kernel: its UOps for renderer r (NULL: INTERP) and its name (unique
- * by key when given). report: TKC_DEBUG output (not for beam search's candidates). */
-static tkc_uop *build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const given_opts *given, const char *key, bool report, char *name,
-                             size_t nname) {
-  tkc_kshape ks;
-  if (plan_kernel(g, &ast, r, given, key, &ks, name, nname)) return NULL;
-  if (report && tkc_debug_level() >= 3) {
-    char o[256];
-    tkc_kshape_opts_str(&ks, o, sizeof o);
-    fprintf(stderr, "tkc: %s opts %s\n", name, o);
-  }
-  if (report && tkc_debug_level() >= 6) dump("AST (after the transcendental rules)", name, ast);
-  tkc_uop *k = tkc_lower_opts(g, ast, &ks, r);
-  if (k) k = tkc_graph_rewrite(g, k, tkc_late_rules(), NULL);
-  if (k && report && tkc_debug_level() >= 6) dump("lowered kernel (after the late rules)", name, k);
-  return k;
-}
-
-tkc_uop *tkc_engine_build_kernel(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r, const tkc_opt *opts, int nopts, char *name, size_t n) {
-  given_opts given = {opts, nopts};
-  return build_kernel(g, ast, r, &given, NULL, false, name, n);
+  return cg;
 }
 
 /* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
@@ -173,13 +43,14 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
   if (!ast_str) return NULL;
   tkc_sbuf b = {0};
   const tkc_renderer *r = tkc_device_renderer(d);
-  const char *arch = getenv("TKC_CUDA_ARCH"); /* the PTX target (and so TC) may change in a process */
-  tkc_sbuf_printf(&b, "%s tc=%d arch=%s\n", tkc_device_name(d), r && r->tensor_cores ? r->tensor_cores() : 0, arch ? arch : "");
+  char rkey[256] = "", hkey[256] = ""; /* the settings the renderer's output and the heuristics' picks depend on */
+  if (r && r->cache_key) r->cache_key(rkey, sizeof rkey);
+  tkc_sbuf_printf(&b, "%s tc=%d %s\n", tkc_device_name(d), r && r->tensor_cores ? r->tensor_cores() : 0, rkey);
   if (given)
     for (int i = 0; i < given->n; i++) tkc_sbuf_printf(&b, "%d,%d,%d;", (int)given->opts[i].op, given->opts[i].axis, given->opts[i].amount);
   else {
-    const char *simd = getenv("TKC_SIMD_BYTES");
-    tkc_sbuf_printf(&b, "heuristics noopt=%d simd=%s beam=%d", noopt(), simd ? simd : "", beam);
+    tkc_heuristics_key(hkey, sizeof hkey);
+    tkc_sbuf_printf(&b, "heuristics noopt=%d %s beam=%d", tkc_codegen_noopt(), hkey, beam);
   }
   tkc_sbuf_printf(&b, "\n%s", ast_str);
   tkc_free(ast_str);
@@ -248,7 +119,7 @@ static bool beam_opts(tkc_schedule *s, tkc_sched_item *it, const char *key, int 
   *nopts = br.nopts;
   tkc_beam_store(key, opts, *nopts);
   char name[160];
-  base_name(it->ast, name, sizeof name);
+  tkc_kernel_base_name(it->ast, name, sizeof name);
   if (tkc_debug_level() >= 1) {
     tkc_kshape ks = {.nopts = br.nopts};
     memcpy(ks.opts, br.opts, sizeof br.opts);
@@ -268,7 +139,7 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
   tkc_program **jobs = tkc_calloc(s->n + 1, sizeof *jobs);
   tkc_status st = item && jobs ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory building kernels");
   tkc_ctx *ctx = s->n ? s->items[0].out->ctx : NULL;
-  int width = ctx && tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
+  int width = ctx && tkc_device_renderer(ctx->dev) && !tkc_codegen_noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
   for (size_t i = 0; !st && i < s->n; i++) { /* the kernel cache first */
     tkc_sched_item *it = &s->items[i];
     if (max_numel(it->out) == 0) continue;
@@ -284,9 +155,8 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
     tkc_opt bo[TKC_MAX_OPTS];
     given_opts searched = {bo, 0};
     if (!g && width && beam_opts(s, it, b[i].key, width, ++nsearched, nmiss, bo, &searched.n)) g = &searched;
-    char name[160];
-    tkc_uop *k = build_kernel(s->g, it->ast, tkc_device_renderer(ctx->dev), g, b[i].key, true, name, sizeof name);
-    if (!(b[i].p = k ? tkc_program_prepare(ctx->dev, s->g, k, name) : NULL)) {
+    tkc_codegen cg = codegen_for(s->g, it->ast, tkc_device_renderer(ctx->dev), g, b[i].key, true);
+    if (!(b[i].p = tkc_codegen_run(&cg, NULL, "late_rules") ? NULL : tkc_engine_program(ctx->dev, &cg, cg.name))) {
       st = tkc_last_status();
       break;
     }
@@ -313,7 +183,7 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
 /* item i's kernel key (malloc'ed) and the opts a beam search stored for it (*given when found) */
 static char *item_key(tkc_schedule *s, size_t i, tkc_opt *bo, given_opts *searched, const given_opts **given) {
   tkc_ctx *ctx = s->items[i].out->ctx;
-  int width = tkc_device_renderer(ctx->dev) && !noopt() ? tkc_beam_width(ctx->beam) : 0;
+  int width = tkc_device_renderer(ctx->dev) && !tkc_codegen_noopt() ? tkc_beam_width(ctx->beam) : 0;
   char *key = kernel_key(ctx->dev, s->items[i].ast, NULL, width);
   if (!key) return tkc_err_null(TKC_ENOMEM, "out of memory building a kernel key");
   *given = NULL;
@@ -330,12 +200,12 @@ tkc_status tkc_engine_kernel_label(tkc_schedule *s, size_t i, char *name, size_t
   const given_opts *given;
   char *key = item_key(s, i, bo, &searched, &given);
   if (!key) return tkc_last_status();
-  tkc_kshape ks;
-  tkc_uop *ast = it->ast;
-  int bad = plan_kernel(s->g, &ast, tkc_device_renderer(it->out->ctx->dev), given, key, &ks, name, nname);
+  tkc_codegen cg = codegen_for(s->g, it->ast, tkc_device_renderer(it->out->ctx->dev), given, key, false);
+  tkc_status st = tkc_codegen_run(&cg, NULL, "opts");
   tkc_free(key);
-  if (bad) return tkc_last_status();
-  tkc_kshape_opts_str(&ks, opts, nopts);
+  if (st) return st;
+  snprintf(name, nname, "%s", cg.name);
+  tkc_kshape_opts_str(&cg.ks, opts, nopts);
   return TKC_OK;
 }
 
@@ -346,9 +216,12 @@ tkc_uop *tkc_engine_kernel_uops(tkc_schedule *s, size_t i, char *name, size_t nn
   const given_opts *given;
   char *key = item_key(s, i, bo, &searched, &given);
   if (!key) return NULL;
-  tkc_uop *k = build_kernel(s->g, s->items[i].ast, tkc_device_renderer(s->items[i].out->ctx->dev), given, key, false, name, nname);
+  tkc_codegen cg = codegen_for(s->g, s->items[i].ast, tkc_device_renderer(s->items[i].out->ctx->dev), given, key, false);
+  tkc_status st = tkc_codegen_run(&cg, NULL, "late_rules");
   tkc_free(key);
-  return k;
+  if (st) return NULL;
+  snprintf(name, nname, "%s", cg.name);
+  return cg.sink;
 }
 
 static void release_all(tkc_schedule *s, built *b) {
@@ -445,13 +318,14 @@ char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {
     failed = 1;
   }
   for (size_t i = 0; i < s.n && !failed; i++) {
-    char name[160];
-    tkc_uop *k = build_kernel(s.g, s.items[i].ast, r, NULL, NULL, true, name, sizeof name);
+    tkc_codegen cg = codegen_for(s.g, s.items[i].ast, r, NULL, NULL, true);
+    bool lowered = !tkc_codegen_run(&cg, NULL, "late_rules");
+    char *name = cg.name;
     size_t dup = 0; /* unique as a realize names them: the second r_2_4 is r_2_4n1 */
     for (size_t j = 0; j < i; j++) dup += !strcmp(seen[j], name);
     snprintf(seen[i], sizeof seen[i], "%s", name);
-    if (dup) snprintf(name + strlen(name), sizeof name - strlen(name), "n%zu", dup);
-    char *src = k ? tkc_codegen_source(k, r, name) : NULL;
+    if (dup) snprintf(name + strlen(name), sizeof cg.name - strlen(name), "n%zu", dup);
+    char *src = lowered ? tkc_codegen_finish_source(&cg) : NULL;
     if (!src) failed = 1;
     else {
       tkc_sbuf_puts(&out, src);

@@ -1,5 +1,5 @@
-/* Internal interfaces of the tensor layer: views (shapetracker), lazy nodes, the scheduler and the
- * engine. Not installed. */
+/* Internal interfaces of the tensor layer: contexts, lazy nodes and the scheduler (the engine that
+ * realizes them: engine/engine.h). Not installed. */
 #ifndef TKC_GRAPH_H
 #define TKC_GRAPH_H
 
@@ -157,17 +157,6 @@ typedef struct tkc_schedule {
 TKC_HIDDEN tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t);
 TKC_HIDDEN void tkc_schedule_free(tkc_schedule *s);
 
-/* Runs the schedule that realizes n (nodes computed become BUFFERs; a view of a realized node
- * becomes a BUFFER over the same data). */
-/* engine/realize.c: realize with the heuristics' opts; with the given opts for the last kernel; the
- * sources of the kernels for renderer r (malloc'ed). */
-TKC_HIDDEN tkc_status tkc_lazy_realize(tkc_lazy *n);
-TKC_HIDDEN tkc_status tkc_lazy_realize_opts(tkc_lazy *n, const tkc_opt *opts, int nopts);
-TKC_HIDDEN char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r);
-/* engine/realize.c, for the schedule's dot (nothing runs): kernel i's name (as realize names it) and
- * its opts ("UPCAST(0,4) ..." or "none"); kernel i lowered to UOps (a SINK in s->g) and its name. */
-TKC_HIDDEN tkc_status tkc_engine_kernel_label(tkc_schedule *s, size_t i, char *name, size_t nname, char *opts, size_t nopts);
-TKC_HIDDEN tkc_uop *tkc_engine_kernel_uops(tkc_schedule *s, size_t i, char *name, size_t nname);
 /* n is a chain of movement ops over a BUFFER node: n becomes a BUFFER over the same data. */
 TKC_HIDDEN tkc_status tkc_lazy_become_view(tkc_lazy *n);
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/engine.h"
 #include "graph/tensor_internal.h"
 
 /* ---------------------------------------------------------------- shared with engine/debug_dot.c */

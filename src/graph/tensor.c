@@ -4,6 +4,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include "engine/engine.h"
 #include "graph/tensor_internal.h"
 
 /* ---------------------------------------------------------------- contexts */

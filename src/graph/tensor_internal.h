@@ -55,7 +55,4 @@ TKC_HIDDEN tkc_lazy *tkc_lz_move(tkc_lazy *a, int op, const int64_t *arg, int na
 TKC_HIDDEN tkc_lazy *tkc_lz_reduce(tkc_lazy *a, tkc_op op, const int *axis_mask);
 TKC_HIDDEN tkc_lazy *tkc_lz_broadcast(tkc_lazy *a, int ndim, const int64_t *shape);
 
-/* The source of a kernel (a lowered SINK) for renderer r, without compiling it (program.c). */
-TKC_HIDDEN char *tkc_codegen_source(tkc_uop *sink, const tkc_renderer *r, const char *name);
-
 #endif

@@ -1527,6 +1527,8 @@ static bool ptx_tensor_cores(void) {
   return tkc_ptx_arch(arch, sizeof arch) >= 80;
 }
 
+static int ptx_cache_key(char *buf, size_t n);
+
 const tkc_renderer tkc_renderer_ptx = {
     .name = "PTX",
     .device = "CUDA",
@@ -1540,4 +1542,14 @@ const tkc_renderer tkc_renderer_ptx = {
     .unsupported_dtypes = 0,
     .extra_matcher = ptx_matcher,
     .render = render_ptx,
+    .cache_key = ptx_cache_key,
 };
+
+/* The settings the PTX depends on (the renderer's cache_key): the target in effect (tkc_ptx_set_arch,
+ * $TKC_CUDA_ARCH, the device's, or the default), and $TKC_CUDA_ARCH as set, as kernel keys had it. */
+static int ptx_cache_key(char *buf, size_t n) {
+  char arch[16];
+  const char *env = getenv("TKC_CUDA_ARCH");
+  if (!tkc_ptx_arch(arch, sizeof arch)) snprintf(arch, sizeof arch, "?"); /* (a malformed $TKC_CUDA_ARCH: the render fails) */
+  return snprintf(buf, n, "arch=%s env=%s", arch, env ? env : "");
+}

@@ -48,10 +48,19 @@ struct tkc_device {
   int64_t pool_allocs, pool_reuses;
 };
 
-/* tkc_program_new in two steps, so that the realize driver can compile several programs at once:
- * prepare (linearize, render; one thread at a time per graph g) and compile (thread-safe where
- * the device's compile_threadsafe says so). */
-TKC_HIDDEN tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name);
+/* A program is made in steps by the codegen driver's caller (engine/program_build.c, which also
+ * implements tkc_program_new): alloc gives a program named name for d with an empty graph of its
+ * own (tkc_program_graph) for its UOps and the function name its source must define
+ * (tkc_program_symbol: "tk_" + name, so that no kernel is called exit or sqrtf); set_uops takes the
+ * linearized UOps (malloc'ed, in that graph) and reads the buffers and variables from them; set_source
+ * takes the rendered source (malloc'ed; NULL: "" for a device without renderer). Then compile
+ * (thread-safe where the device's compile_threadsafe says so; cached by device + name + source).
+ * NULL / an error status with the reason; free a half-made program with tkc_program_free. */
+TKC_HIDDEN tkc_program *tkc_program_alloc(tkc_device *d, const char *name);
+TKC_HIDDEN tkc_graph *tkc_program_graph(const tkc_program *p);
+TKC_HIDDEN const char *tkc_program_symbol(const tkc_program *p);
+TKC_HIDDEN tkc_status tkc_program_set_uops(tkc_program *p, tkc_uop **uops, size_t n);
+TKC_HIDDEN tkc_status tkc_program_set_source(tkc_program *p, char *source);
 TKC_HIDDEN tkc_status tkc_program_compile(tkc_program *p);
 
 /* The pool (pool.c): memory of exactly nbytes freed earlier on d (counted as a reuse), or NULL

@@ -1,14 +1,14 @@
-/* Programs: kernel graph -> render-ready rewrite -> linearize -> render -> compile (cached) -> launch.
- * This file is the driver that lists the codegen stages in order. */
+/* Programs: a linearized kernel and its source (made by the codegen driver, codegen/pipeline.c, through
+ * engine/program_build.c) -> compile (cached by device + name + source) -> launch; the TKC_DEBUG
+ * listings of what was built and launched, and the FlopCounter-style estimates. */
 #include <inttypes.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
-#include "codegen/codegen.h"
-#include "graph/tensor_internal.h"
 #include "runtime/device.h"
+#include "uops/uop_internal.h"
 
 struct tkc_program {
   tkc_device *dev;
@@ -135,28 +135,6 @@ void tkc_program_cache_flush(void) {
 
 /* ---------------------------------------------------------------- building */
 
-/* A copy of the graph under root inside dst. */
-static tkc_uop *import_graph(tkc_graph *dst, tkc_uop *root) {
-  size_t n;
-  tkc_uop **order = tkc_toposort(root, &n);
-  if (!order) return NULL;
-  tkc_umap map = {0};
-  tkc_uop *out = NULL, *local[16];
-  for (size_t i = 0; i < n; i++) {
-    tkc_uop *u = order[i];
-    tkc_uop **src = u->nsrc <= 16 ? local : tkc_malloc(u->nsrc * sizeof *src);
-    if (!src) { tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
-    for (int j = 0; j < u->nsrc; j++) src[j] = tkc_umap_get(&map, u->src[j]);
-    out = tkc_uop_new(dst, (tkc_op)u->op, u->dtype, u->nsrc, src, u->arg);
-    if (src != local) tkc_free(src);
-    if (!out || tkc_umap_put(&map, u, out)) { out = NULL; tkc_err(TKC_ENOMEM, "out of memory copying a kernel"); goto done; }
-  }
-done:
-  tkc_free(order);
-  tkc_umap_free(&map);
-  return out;
-}
-
 static int cmp_var(const void *a, const void *b) {
   const tkc_uop *x = *(tkc_uop *const *)a, *y = *(tkc_uop *const *)b;
   return strcmp(x->arg.v.t[0].v.s, y->arg.v.t[0].v.s);
@@ -247,48 +225,6 @@ static tkc_status collect_args(tkc_program *p) {
   return collect_buffer_needs(k);
 }
 
-static tkc_uop *rewrite_for(tkc_graph *g, tkc_uop *sink, const tkc_renderer *r) {
-  static tkc_matcher *_Atomic prep;
-  const tkc_matcher *pm = atomic_load(&prep);
-  if (!pm) { /* symbolic_simple + render prep, built once */
-    tkc_matcher *fresh = tkc_matcher_concat(tkc_symbolic_simple(), tkc_render_prep()), *expected = NULL;
-    if (!fresh) return NULL;
-    if (atomic_compare_exchange_strong(&prep, &expected, fresh)) pm = fresh;
-    else { tkc_matcher_free(fresh); pm = expected; }
-  }
-  sink = tkc_graph_rewrite(g, sink, pm, NULL);
-  if (sink && r && r->extra_matcher && r->extra_matcher()) sink = tkc_graph_rewrite(g, sink, r->extra_matcher(), NULL);
-  return sink;
-}
-
-/* The codegen stages before rendering: copy the kernel into pg, rewrite it into render form for r,
- * linearize. Returns the instruction list (malloc'ed) or NULL. */
-static tkc_uop **codegen(tkc_graph *pg, tkc_uop *sink, const tkc_renderer *r, size_t *n) {
-  tkc_uop *ksink = import_graph(pg, sink);
-  if (!ksink || !(ksink = rewrite_for(pg, ksink, r))) return NULL;
-  return tkc_linearize(pg, ksink, n);
-}
-
-char *tkc_codegen_source(tkc_uop *sink, const tkc_renderer *r, const char *name) {
-  tkc_graph *pg = tkc_graph_new();
-  size_t n;
-  tkc_uop **uops = pg ? codegen(pg, sink, r, &n) : NULL;
-  char *src = uops ? tkc_render(r, name, uops, n) : NULL;
-  tkc_free(uops);
-  tkc_graph_free(pg);
-  return src;
-}
-
-tkc_program *tkc_program_new(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
-  tkc_program *p = tkc_program_prepare(d, g, sink, name);
-  if (p && tkc_program_compile(p)) {
-    tkc_program_free(p);
-    return NULL;
-  }
-  if (p) tkc_program_debug_built(p);
-  return p;
-}
-
 /* ---------------------------------------------------------------- TKC_DEBUG output */
 
 void tkc_arg_fmt(tkc_sbuf *b, const tkc_arg *a) {
@@ -355,34 +291,38 @@ tkc_status tkc_program_compile(tkc_program *p) {
   return tkc_device_renderer(p->dev) ? cache_get(p) : p->dev->impl->compile(&p->k, &p->handle);
 }
 
-tkc_program *tkc_program_prepare(tkc_device *d, tkc_graph *g, tkc_uop *sink, const char *name) {
-  if (!d || !g || !sink) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
-  if (sink->op != TKC_OP_SINK) return tkc_err_null(TKC_EINVAL, "tkc_program_new: the kernel root is %s, not SINK", tkc_op_name((tkc_op)sink->op));
+tkc_program *tkc_program_alloc(tkc_device *d, const char *name) {
+  if (!d || !name) return tkc_err_null(TKC_EINVAL, "tkc_program_new: NULL argument");
   tkc_program *p = tkc_calloc(1, sizeof *p);
   if (!p) return tkc_err_null(TKC_ENOMEM, "out of memory creating a program");
   p->dev = d;
-  p->name = tkc_strdup(name ? name : "kernel");
+  p->name = tkc_strdup(name);
   p->symbol = p->name ? tkc_malloc(strlen(p->name) + 4) : NULL;
   p->g = tkc_graph_new();
-  if (!p->symbol || !p->g) { tkc_err(TKC_ENOMEM, "out of memory creating a program"); goto fail; }
+  if (!p->symbol || !p->g) {
+    tkc_program_free(p);
+    return tkc_err_null(TKC_ENOMEM, "out of memory creating a program");
+  }
   memcpy(p->symbol, "tk_", 3), strcpy(p->symbol + 3, p->name);
   p->k.name = p->symbol;
-  const tkc_renderer *r = tkc_device_renderer(d);
-  if (d->impl->renderer && !r) goto fail;
-  tkc_uop **uops = codegen(p->g, sink, r, &p->k.nuops);
-  if (!uops) goto fail;
-  p->k.uops = uops;
-  if (collect_args(p)) goto fail;
-  p->source = r ? tkc_render(r, p->symbol, uops, p->k.nuops) : tkc_strdup("");
-  if (!p->source) {
-    if (!r) tkc_err(TKC_ENOMEM, "out of memory creating a program");
-    goto fail;
-  }
-  p->k.source = p->source;
   return p;
-fail:
-  tkc_program_free(p);
-  return NULL;
+}
+
+tkc_graph *tkc_program_graph(const tkc_program *p) { return p->g; }
+const char *tkc_program_symbol(const tkc_program *p) { return p->symbol; }
+
+tkc_status tkc_program_set_uops(tkc_program *p, tkc_uop **uops, size_t n) {
+  tkc_free((void *)p->k.uops);
+  p->k.uops = uops;
+  p->k.nuops = n;
+  return collect_args(p);
+}
+
+tkc_status tkc_program_set_source(tkc_program *p, char *source) {
+  tkc_free(p->source);
+  p->source = source ? source : tkc_strdup("");
+  p->k.source = p->source;
+  return p->source ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory creating a program");
 }
 
 void tkc_program_free(tkc_program *p) {

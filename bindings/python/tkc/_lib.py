@@ -31,7 +31,7 @@ class Progress(ctypes.Structure):
 
 
 class Opt(ctypes.Structure):
-    """struct tkc_opt (tkc/render.h)"""
+    """struct tkc_opt (tkc/opts.h)"""
     _fields_ = [("op", ctypes.c_int), ("axis", ctypes.c_int), ("amount", ctypes.c_int)]
 
 
