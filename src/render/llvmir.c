@@ -428,6 +428,15 @@ static const char *call1(lctx *c, const char *fn, int s, int n, const char *x, c
   return ins(c, res, "call " FMF " %s @%s(%s %s)", t, nm, t, x);
 }
 
+/* every lane of the shift count u is in [0, bits): a scalar by its range, a vector of constants */
+static bool shift_in_range(const tkc_uop *u, int bits) {
+  if (u->dtype.count <= 1) return u->vmin >= 0 && u->vmax < bits;
+  if (u->op != TKC_OP_VECTORIZE) return false;
+  for (int k = 0; k < u->nsrc; k++)
+    if (u->src[k]->dtype.count != 1 || u->src[k]->op != TKC_OP_CONST || !shift_in_range(u->src[k], bits)) return false;
+  return true;
+}
+
 /* integer op on scalar s (not bool) with n lanes */
 static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, const char *const *a, const char *res) {
   const char *t = ty(c, s, n, false), *ct = ty(c, TKC_BOOL, n, false);
@@ -454,7 +463,7 @@ static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, cons
     const char *o = op == TKC_OP_SHL ? "shl" : uns ? "lshr" : "ashr";
     int bits = reg_bits[s];
     const tkc_uop *cnt = u->src[1];
-    if (n <= 1 && cnt->dtype.count <= 1 && cnt->vmin >= 0 && cnt->vmax < bits) return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
+    if (shift_in_range(cnt, bits)) return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
     /* counts outside [0, bits) give INTERP's answer instead of poison: 0, or the sign fill of SHR */
     const char *ok = ins(c, NULL, "icmp ult %s %s, %s", t, a[1], iconst(c, s, n, bits));
     const char *sc = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, ok, t, a[1], t, zero(c, s, n));
