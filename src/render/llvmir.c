@@ -34,13 +34,14 @@
  *    and alt, so the address is only dereferenced when the gate holds.
  *
  * Value representation (chosen so results match the INTERP device, like the C renderer):
- *  - bool is i1 in registers and i8 in memory (any nonzero byte loads as true); bfloat16 is i16 in
- *    memory and a float holding a bfloat16 value in registers: loads shift the bits up, stores shift
- *    them down, and bf16 arithmetic is done in double and rounded to float, then to nearest even
- *    bfloat16 (NaN stays NaN, overflow gives inf), as src/uops/alu.c does.
+ *  - bool is i1 in registers and i8 in memory (any nonzero byte loads as true); bfloat16 is its i16
+ *    bits in registers and memory: the target rules (src/codegen/target_rules.h, BF16_BITS |
+ *    BF16_VIA_F64) compute it in double, round to float, then to nearest even bfloat16 (NaN stays
+ *    NaN, overflow gives inf) with integer ops, as src/uops/alu.c does.
  *  - float16 is LLVM's half; MULACC is one fused multiply-add (llvm.fma; half and bfloat16 through float), as INTERP.
- *  - integers wrap (no nsw/nuw on user arithmetic). IDIV/MOD by a divisor that is not proven safe are
- *    guarded: x/0 = x%0 = 0, INT_MIN/-1 wraps, x%-1 = 0 (LLVM's sdiv/srem would be undefined).
+ *  - integers wrap (no nsw/nuw on user arithmetic). IDIV/MOD print sdiv/udiv/srem/urem: the target
+ *    rules guarded every divisor not proven safe (x/0 = x%0 = 0, INT_MIN/-1 wraps, x%-1 = 0, where
+ *    LLVM's would be undefined); a divisor that is neither is refused.
  *    Shifts by a count outside [0, bits) give INTERP's answer (0, or the sign fill for SHR of signed
  *    ints) instead of LLVM's poison. Float -> int casts use llvm.fpto[su]i.sat: truncate toward zero,
  *    saturate, NaN -> 0, exactly tkc_value_cast.
@@ -60,6 +61,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base/common.h"
+#include "codegen/target_rules.h"
 #include "render/render_util.h"
 #include "render/renderers.h"
 #include "uops/uop_internal.h"
@@ -72,7 +74,7 @@
 static const char *const reg_ty[TKC_NDTYPES] = {
     [TKC_BOOL] = "i1",     [TKC_INT8] = "i8",     [TKC_UINT8] = "i8",       [TKC_INT16] = "i16",
     [TKC_UINT16] = "i16",  [TKC_INT32] = "i32",   [TKC_UINT32] = "i32",     [TKC_INT64] = "i64",
-    [TKC_UINT64] = "i64",  [TKC_FLOAT16] = "half", [TKC_BFLOAT16] = "float", [TKC_FLOAT32] = "float",
+    [TKC_UINT64] = "i64",  [TKC_FLOAT16] = "half", [TKC_BFLOAT16] = "i16",   [TKC_FLOAT32] = "float",
     [TKC_FLOAT64] = "double", [TKC_VOID] = "void",
 };
 /* the LLVM type of an element in memory (bool is a byte, bfloat16 its bits) */
@@ -86,19 +88,20 @@ static const char *const mem_ty[TKC_NDTYPES] = {
 static const char *const mangle_ty[TKC_NDTYPES] = {
     [TKC_BOOL] = "i1",     [TKC_INT8] = "i8",     [TKC_UINT8] = "i8",       [TKC_INT16] = "i16",
     [TKC_UINT16] = "i16",  [TKC_INT32] = "i32",   [TKC_UINT32] = "i32",     [TKC_INT64] = "i64",
-    [TKC_UINT64] = "i64",  [TKC_FLOAT16] = "f16", [TKC_BFLOAT16] = "f32",   [TKC_FLOAT32] = "f32",
+    [TKC_UINT64] = "i64",  [TKC_FLOAT16] = "f16", [TKC_BFLOAT16] = "i16",   [TKC_FLOAT32] = "f32",
     [TKC_FLOAT64] = "f64", [TKC_VOID] = "isVoid",
 };
 /* bits of the register type */
 static const unsigned char reg_bits[TKC_NDTYPES] = {
     [TKC_BOOL] = 1,   [TKC_INT8] = 8,    [TKC_UINT8] = 8,      [TKC_INT16] = 16,     [TKC_UINT16] = 16,
     [TKC_INT32] = 32, [TKC_UINT32] = 32, [TKC_INT64] = 64,     [TKC_UINT64] = 64,    [TKC_FLOAT16] = 16,
-    [TKC_BFLOAT16] = 32, [TKC_FLOAT32] = 32, [TKC_FLOAT64] = 64, [TKC_VOID] = 0,
+    [TKC_BFLOAT16] = 16, [TKC_FLOAT32] = 32, [TKC_FLOAT64] = 64, [TKC_VOID] = 0,
 };
 
-static bool sc_float(int s) { return s == TKC_FLOAT16 || s == TKC_BFLOAT16 || s == TKC_FLOAT32 || s == TKC_FLOAT64; }
-static bool sc_int(int s) { return s >= TKC_INT8 && s <= TKC_UINT64; }
-static bool sc_unsigned(int s) { return s == TKC_UINT8 || s == TKC_UINT16 || s == TKC_UINT32 || s == TKC_UINT64; }
+/* a float in registers (bfloat16 is held as its i16 bits) */
+static bool sc_float(int s) { return tkc_dtype_is_float((tkc_dtype)s) && s != TKC_BFLOAT16; }
+#define sc_int(s) tkc_dtype_is_int((tkc_dtype)(s))
+#define sc_unsigned(s) tkc_dtype_is_unsigned((tkc_dtype)(s))
 static bool op_is_alu(int op) { return (tkc_op_flags((tkc_op)op) & TKC_F_ALU) != 0; }
 
 /* ---------------------------------------------------------------- render context */
@@ -127,13 +130,9 @@ typedef struct scope {
   size_t *slot;       /* per accumulator: the line reserved for its loop-header phi */
 } scope;
 
-typedef struct bufarg {
-  int64_t num;
-} bufarg;
-
 typedef struct vararg {
-  const char *name; /* sort key */
-  const char *pname; /* the parameter ("%var.n") */
+  const char *name;  /* the DEFINE_VAR's name */
+  const char *pname; /* its parameter ("%var.n") */
 } vararg;
 
 typedef struct lctx {
@@ -153,9 +152,8 @@ typedef struct lctx {
   size_t nlines, caplines;
   const char **decls;
   size_t ndecls, capdecls;
-  bufarg *bufs;
-  size_t nbufs;
-  vararg *vars;
+  tkc_render_params params; /* buffers and variables in launch order */
+  vararg *vars;              /* parameter names given so far */
   size_t nvars;
   int ntmp, nrange, nif, cnt[8];
   const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
@@ -312,7 +310,8 @@ static const char *const_str(lctx *c, int s, const tkc_arg *a) {
   case TKC_INT32: case TKC_UINT32: return S(c, "%ld", (long)(int32_t)(uint32_t)v.u);
   case TKC_INT64: case TKC_UINT64: return S(c, "%lld", (long long)v.i);
   case TKC_FLOAT16: return S(c, "0xH%04X", (unsigned)(tkc_value_bitcast(v, TKC_FLOAT16, TKC_UINT16).u & 0xffffu));
-  case TKC_BFLOAT16: case TKC_FLOAT32: return fhex(c, (double)(float)v.f);
+  case TKC_BFLOAT16: return S(c, "%d", (int)(int16_t)tkc_f32_to_bf16((float)v.f));
+  case TKC_FLOAT32: return fhex(c, (double)(float)v.f);
   case TKC_FLOAT64: return fhex(c, v.f);
   default: return NULL;
   }
@@ -363,51 +362,15 @@ static const char *RV(lctx *c, const tkc_uop *s, int n) {
 
 /* ---------------------------------------------------------------- conversions */
 
-/* x (float or double lanes) rounded to bfloat16 -> float lanes holding it: to float first, then to
- * nearest even on the bits (a carry past the largest finite value gives inf; NaN stays a quiet NaN) */
-static const char *bf16_round(lctx *c, const char *x, bool from_double, int n, const char *res) {
-  const char *xt = ty(c, from_double ? TKC_FLOAT64 : TKC_FLOAT32, n, false), *ft = ty(c, TKC_FLOAT32, n, false);
-  const char *it = ty(c, TKC_INT32, n, false), *ct = ty(c, TKC_BOOL, n, false);
-  const char *f = from_double ? ins(c, NULL, "fptrunc %s %s to %s", xt, x, ft) : x;
-  const char *b = ins(c, NULL, "bitcast %s %s to %s", ft, f, it);
-  const char *odd = ins(c, NULL, "lshr %s %s, %s", it, b, iconst(c, TKC_INT32, n, 16));
-  const char *odd1 = ins(c, NULL, "and %s %s, %s", it, odd, iconst(c, TKC_INT32, n, 1));
-  const char *bias = ins(c, NULL, "add %s %s, %s", it, odd1, iconst(c, TKC_INT32, n, 0x7fff));
-  const char *r = ins(c, NULL, "add %s %s, %s", it, b, bias);
-  const char *qn = ins(c, NULL, "or %s %s, %s", it, b, iconst(c, TKC_INT32, n, 0x400000));
-  const char *isnan = ins(c, NULL, "fcmp uno %s %s, %s", ft, f, f);
-  const char *v = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, isnan, it, qn, it, r);
-  const char *m = ins(c, NULL, "and %s %s, %s", it, v, iconst(c, TKC_INT32, n, -65536));
-  return ins(c, res, "bitcast %s %s to %s", it, m, ft);
-}
-
-/* float lanes holding bfloat16 values -> their i16 bits */
-static const char *bf16_bits(lctx *c, const char *x, int n, const char *res) {
-  const char *ft = ty(c, TKC_FLOAT32, n, false), *it = ty(c, TKC_INT32, n, false);
-  const char *b = ins(c, NULL, "bitcast %s %s to %s", ft, x, it);
-  const char *h = ins(c, NULL, "lshr %s %s, %s", it, b, iconst(c, TKC_INT32, n, 16));
-  return ins(c, res, "trunc %s %s to %s", it, h, ty(c, TKC_INT16, n, false));
-}
-
-/* i16 bits -> float lanes holding that bfloat16 */
-static const char *bf16_from_bits(lctx *c, const char *x, int n, const char *res) {
-  const char *it = ty(c, TKC_INT32, n, false);
-  const char *z = ins(c, NULL, "zext %s %s to %s", ty(c, TKC_INT16, n, false), x, it);
-  const char *h = ins(c, NULL, "shl %s %s, %s", it, z, iconst(c, TKC_INT32, n, 16));
-  return ins(c, res, "bitcast %s %s to %s", it, h, ty(c, TKC_FLOAT32, n, false));
-}
-
 /* a value as loaded from memory -> the register value */
 static const char *mem_to_reg(lctx *c, int s, int n, const char *x, const char *res) {
   if (s == TKC_BOOL) return ins(c, res, "icmp ne %s %s, %s", ty(c, TKC_BOOL, n, true), x, zero(c, TKC_INT8, n));
-  if (s == TKC_BFLOAT16) return bf16_from_bits(c, x, n, res);
   return x;
 }
 
 /* a register value -> what is stored in memory */
 static const char *reg_to_mem(lctx *c, int s, int n, const char *x) {
   if (s == TKC_BOOL) return ins(c, NULL, "zext %s %s to %s", ty(c, TKC_BOOL, n, false), x, ty(c, TKC_BOOL, n, true));
-  if (s == TKC_BFLOAT16) return bf16_bits(c, x, n, NULL);
   return x;
 }
 
@@ -421,6 +384,7 @@ static const char *ne_zero(lctx *c, int s, int n, const char *x, const char *res
 /* x of scalar f -> scalar t (n lanes), as tkc_value_cast */
 static const char *convert(lctx *c, const tkc_uop *u, int f, int t, int n, const char *x, const char *res) {
   if (f == t) return x;
+  if (f == TKC_BFLOAT16 || t == TKC_BFLOAT16) return fail_unsupported(c, u, "bfloat16 conversions are made of integer ops by the target rules"), "";
   const char *ft = ty(c, f, n, false), *tt = ty(c, t, n, false);
   if (t == TKC_BOOL) return ne_zero(c, f, n, x, res);
   if (f == TKC_BOOL) return ins(c, res, "%s %s %s to %s", sc_float(t) ? "uitofp" : "zext", ft, x, tt);
@@ -428,24 +392,15 @@ static const char *convert(lctx *c, const tkc_uop *u, int f, int t, int n, const
     if (reg_bits[f] == reg_bits[t]) return x;
     return ins(c, res, "%s %s %s to %s", reg_bits[t] < reg_bits[f] ? "trunc" : sc_unsigned(f) ? "zext" : "sext", ft, x, tt);
   }
-  if (sc_int(f) && sc_float(t)) { /* one rounding of the integer (bfloat16: to float, then truncated) */
-    const char *v = ins(c, t == TKC_BFLOAT16 ? NULL : res, "%s %s %s to %s", sc_unsigned(f) ? "uitofp" : "sitofp", ft, x, tt);
-    return t == TKC_BFLOAT16 ? bf16_round(c, v, false, n, res) : v;
-  }
+  if (sc_int(f) && sc_float(t)) /* one rounding of the integer */
+    return ins(c, res, "%s %s %s to %s", sc_unsigned(f) ? "uitofp" : "sitofp", ft, x, tt);
   if (sc_float(f) && sc_int(t)) { /* truncate toward zero, saturate, NaN -> 0 */
     const char *nm = S(c, "llvm.%s.sat.%s.%s", sc_unsigned(t) ? "fptoui" : "fptosi", mangle(c, t, n), mangle(c, f, n));
     declare(c, S(c, "declare %s @%s(%s)", tt, nm, ft));
     return ins(c, res, "call %s @%s(%s %s)", tt, nm, ft, x);
   }
-  if (sc_float(f) && sc_float(t)) {
-    if (t == TKC_BFLOAT16) {
-      if (f == TKC_FLOAT16) x = ins(c, NULL, "fpext %s %s to %s", ft, x, tt);
-      return bf16_round(c, x, f == TKC_FLOAT64, n, res);
-    }
-    if (f == TKC_BFLOAT16) f = TKC_FLOAT32; /* already a float */
-    if (f == t) return x;
-    return ins(c, res, "%s %s %s to %s", reg_bits[t] > reg_bits[f] ? "fpext" : "fptrunc", ty(c, f, n, false), x, tt);
-  }
+  if (sc_float(f) && sc_float(t))
+    return ins(c, res, "%s %s %s to %s", reg_bits[t] > reg_bits[f] ? "fpext" : "fptrunc", ft, x, tt);
   fail_unsupported(c, u, "cast between these dtypes");
   return "";
 }
@@ -455,18 +410,10 @@ static const char *bitcast(lctx *c, const tkc_uop *u, int f, int nf, int t, int 
   if (f == t && nf == nt) return x;
   const char *ft = ty(c, f, nf, false), *tt = ty(c, t, nt, false);
   if (nf != nt) {
-    if (f == TKC_BFLOAT16 || t == TKC_BFLOAT16 || f == TKC_BOOL || t == TKC_BOOL)
-      return fail_unsupported(c, u, "vector BITCAST of bool or bfloat16"), "";
+    if (f == TKC_BOOL || t == TKC_BOOL) return fail_unsupported(c, u, "vector BITCAST of bool"), "";
     return ins(c, res, "bitcast %s %s to %s", ft, x, tt);
   }
   int n = nf;
-  if (f == TKC_BFLOAT16 || t == TKC_BFLOAT16) {
-    const char *bits = f == TKC_BFLOAT16 ? bf16_bits(c, x, n, t == TKC_INT16 || t == TKC_UINT16 ? res : NULL)
-                       : f == TKC_FLOAT16 ? ins(c, NULL, "bitcast %s %s to %s", ft, x, ty(c, TKC_INT16, n, false)) : x;
-    if (t == TKC_BFLOAT16) return bf16_from_bits(c, bits, n, res);
-    if (t == TKC_FLOAT16) return ins(c, res, "bitcast %s %s to %s", ty(c, TKC_INT16, n, false), bits, tt);
-    return bits;
-  }
   if (f == TKC_BOOL) return ins(c, res, "zext %s %s to %s", ft, x, tt);
   if (t == TKC_BOOL) return ne_zero(c, f, n, x, res);
   if (!strcmp(ft, tt)) return x;
@@ -475,25 +422,23 @@ static const char *bitcast(lctx *c, const tkc_uop *u, int f, int nf, int t, int 
 
 /* ---------------------------------------------------------------- ALU */
 
-/* true when the integer divisor d can be used as is (never 0, and never -1 for signed types) */
-static bool divisor_safe(const tkc_uop *d, int s) {
-  if (!d || d->dtype.space || d->dtype.count > 1) return false;
-  if (d->op == TKC_OP_CONST && d->arg.kind == TKC_ARG_INT) {
-    int64_t v = d->arg.v.i;
-    return v != 0 && (sc_unsigned(s) || v != -1);
-  }
-  if (sc_unsigned(s)) return d->vmin > 0;
-  return d->vmin > 0 || d->vmax < -1;
-}
-
 static const char *call1(lctx *c, const char *fn, int s, int n, const char *x, const char *res) {
   const char *t = ty(c, s, n, false), *nm = S(c, "llvm.%s.%s", fn, mangle(c, s, n));
   declare(c, S(c, "declare %s @%s(%s)", t, nm, t));
   return ins(c, res, "call " FMF " %s @%s(%s %s)", t, nm, t, x);
 }
 
-/* integer op on scalar s (not bool) with n lanes; d is the divisor UOp of IDIV/MOD, sh the shift count */
-static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, const char *const *a, const tkc_uop *d, const char *res) {
+/* every lane of the shift count u is in [0, bits): a scalar by its range, a vector of constants */
+static bool shift_in_range(const tkc_uop *u, int bits) {
+  if (u->dtype.count <= 1) return u->vmin >= 0 && u->vmax < bits;
+  if (u->op != TKC_OP_VECTORIZE) return false;
+  for (int k = 0; k < u->nsrc; k++)
+    if (u->src[k]->dtype.count != 1 || u->src[k]->op != TKC_OP_CONST || !shift_in_range(u->src[k], bits)) return false;
+  return true;
+}
+
+/* integer op on scalar s (not bool) with n lanes */
+static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, const char *const *a, const char *res) {
   const char *t = ty(c, s, n, false), *ct = ty(c, TKC_BOOL, n, false);
   bool uns = sc_unsigned(s);
   switch (op) {
@@ -509,27 +454,16 @@ static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, cons
     const char *lt = ins(c, NULL, "icmp %s %s %s, %s", uns ? "ult" : "slt", t, a[0], a[1]);
     return ins(c, res, "select %s %s, %s %s, %s %s", ct, lt, t, a[1], t, a[0]);
   }
-  case TKC_OP_IDIV: case TKC_OP_MOD: {
+  case TKC_OP_IDIV: case TKC_OP_MOD: { /* the target rules made the divisor safe (never 0 or -1) */
+    if (!tkc_divisor_guarded(u->src[1], true)) return fail_unsupported(c, u, "a divisor that may be 0 or -1 (apply the target rules first)"), "";
     const char *o = op == TKC_OP_IDIV ? (uns ? "udiv" : "sdiv") : (uns ? "urem" : "srem");
-    if (divisor_safe(d, s)) return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
-    /* x/0 = x%0 = 0; signed: INT_MIN/-1 wraps (-x), x%-1 = 0; the divisor LLVM sees is never 0 or -1 */
-    const char *z = ins(c, NULL, "icmp eq %s %s, %s", t, a[1], zero(c, s, n)), *bad = z, *m1 = NULL;
-    if (!uns) {
-      m1 = ins(c, NULL, "icmp eq %s %s, %s", t, a[1], iconst(c, s, n, -1));
-      bad = ins(c, NULL, "or %s %s, %s", ct, z, m1);
-    }
-    const char *dv = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, bad, t, iconst(c, s, n, 1), t, a[1]);
-    const char *q = ins(c, NULL, "%s %s %s, %s", o, t, a[0], dv);
-    if (uns || op == TKC_OP_MOD) return ins(c, res, "select %s %s, %s %s, %s %s", ct, bad, t, zero(c, s, n), t, q);
-    const char *neg = ins(c, NULL, "sub %s %s, %s", t, zero(c, s, n), a[0]);
-    const char *q2 = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, m1, t, neg, t, q);
-    return ins(c, res, "select %s %s, %s %s, %s %s", ct, z, t, zero(c, s, n), t, q2);
+    return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
   }
   case TKC_OP_SHL: case TKC_OP_SHR: {
     const char *o = op == TKC_OP_SHL ? "shl" : uns ? "lshr" : "ashr";
     int bits = reg_bits[s];
     const tkc_uop *cnt = u->src[1];
-    if (n <= 1 && cnt->dtype.count <= 1 && cnt->vmin >= 0 && cnt->vmax < bits) return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
+    if (shift_in_range(cnt, bits)) return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
     /* counts outside [0, bits) give INTERP's answer instead of poison: 0, or the sign fill of SHR */
     const char *ok = ins(c, NULL, "icmp ult %s %s, %s", t, a[1], iconst(c, s, n, bits));
     const char *sc = ins(c, NULL, "select %s %s, %s %s, %s %s", ct, ok, t, a[1], t, zero(c, s, n));
@@ -597,6 +531,8 @@ static const char *render_alu(lctx *c, const tkc_uop *u, const char *res) {
   int need = (fl & TKC_F_T) || op == TKC_OP_MULACC ? 3 : (fl & TKC_F_B) ? 2 : 1;
   if (u->nsrc != need) return fail_unsupported(c, u, "wrong number of sources"), "";
   if (op == TKC_OP_THREEFRY) return fail_unsupported(c, u, NULL), "";
+  if (op != TKC_OP_WHERE && (s == TKC_BFLOAT16 || u->src[0]->dtype.scalar == TKC_BFLOAT16))
+    return fail_unsupported(c, u, "bfloat16 arithmetic is done in float by the target rules"), "";
   if (op == TKC_OP_CMPLT || op == TKC_OP_CMPNE) {
     int si = u->src[0]->dtype.scalar, ni = n > 1 ? n : u->src[0]->dtype.count;
     if (s != TKC_BOOL || u->src[1]->dtype.scalar != si) return fail_unsupported(c, u, "compares give bool from two operands of one dtype"), "";
@@ -617,32 +553,21 @@ static const char *render_alu(lctx *c, const tkc_uop *u, const char *res) {
     if (u->src[k]->dtype.scalar != s) return fail_unsupported(c, u, "operands of another dtype"), "";
     a[k] = RV(c, u->src[k], n);
   }
-  const tkc_uop *d = (op == TKC_OP_IDIV || op == TKC_OP_MOD) && n <= 1 ? u->src[1] : NULL;
   if (s == TKC_BOOL) {
     if (op == TKC_OP_AND || op == TKC_OP_OR || op == TKC_OP_XOR || op == TKC_OP_MAX) {
       const char *t = ty(c, TKC_BOOL, n, false);
       return ins(c, res, "%s %s %s, %s", op == TKC_OP_AND ? "and" : op == TKC_OP_XOR ? "xor" : "or", t, a[0], a[1]);
     }
-    if (!(op == TKC_OP_ADD || op == TKC_OP_SUB || op == TKC_OP_MUL || op == TKC_OP_IDIV || op == TKC_OP_MOD || op == TKC_OP_SHL ||
-          op == TKC_OP_SHR || op == TKC_OP_NEG || op == TKC_OP_MULACC))
+    if (!(op == TKC_OP_ADD || op == TKC_OP_SUB || op == TKC_OP_MUL || op == TKC_OP_SHL || op == TKC_OP_SHR || op == TKC_OP_NEG ||
+          op == TKC_OP_MULACC)) /* IDIV/MOD of bool: AND / false by the target rules */
       return fail_unsupported(c, u, "this op on bool"), "";
     /* Python bool arithmetic: on 0/1 integers, then != 0 */
     const char *w[3] = {NULL, NULL, NULL};
     for (int k = 0; k < need; k++) w[k] = ins(c, NULL, "zext %s %s to %s", ty(c, TKC_BOOL, n, false), a[k], ty(c, TKC_UINT8, n, false));
-    const char *v = int_alu(c, u, op, TKC_UINT8, n, w, NULL, NULL);
+    const char *v = int_alu(c, u, op, TKC_UINT8, n, w, NULL);
     return ins(c, res, "icmp ne %s %s, %s", ty(c, TKC_UINT8, n, false), v, zero(c, TKC_UINT8, n));
   }
-  if (sc_int(s)) return int_alu(c, u, op, s, n, a, d, res);
-  if (s == TKC_BFLOAT16) {
-    if (op == TKC_OP_NEG) return ins(c, res, "fneg " FMF " %s %s", ty(c, TKC_FLOAT32, n, false), a[0]);
-    if (op == TKC_OP_MAX) return float_alu(c, u, op, TKC_FLOAT32, n, a, res);
-    if (op == TKC_OP_MULACC) return c->failed ? "" : bf16_round(c, float_alu(c, u, op, TKC_FLOAT32, n, a, NULL), false, n, res);
-    /* computed in double, then rounded to bfloat16 (as INTERP) */
-    const char *x[3] = {NULL, NULL, NULL};
-    for (int k = 0; k < need; k++) x[k] = ins(c, NULL, "fpext %s %s to %s", ty(c, TKC_FLOAT32, n, false), a[k], ty(c, TKC_FLOAT64, n, false));
-    const char *v = float_alu(c, u, op, TKC_FLOAT64, n, x, NULL);
-    return c->failed ? "" : bf16_round(c, v, true, n, res);
-  }
+  if (sc_int(s)) return int_alu(c, u, op, s, n, a, res);
   if (sc_float(s)) return float_alu(c, u, op, s, n, a, res);
   return fail_unsupported(c, u, NULL), "";
 }
@@ -827,12 +752,6 @@ static const char *var_pname(lctx *c, const char *name) {
   return s;
 }
 
-static int cmp_var(const void *a, const void *b) { return strcmp(((const vararg *)a)->name, ((const vararg *)b)->name); }
-static int cmp_buf(const void *a, const void *b) {
-  int64_t x = ((const bufarg *)a)->num, y = ((const bufarg *)b)->num;
-  return (x > y) - (x < y);
-}
-
 /* ---------------------------------------------------------------- one UOp */
 
 static bool render_one(lctx *c, size_t i) {
@@ -845,13 +764,6 @@ static bool render_one(lctx *c, size_t i) {
   case TKC_OP_DEFINE_GLOBAL:
     if (!u->dtype.space || u->dtype.pcount > 1 || u->arg.kind != TKC_ARG_INT || u->arg.v.i < 0 || u->arg.v.i > 65535)
       return fail_unsupported(c, u, "DEFINE_GLOBAL needs a pointer dtype and an int arg");
-    for (size_t k = 0; k < c->nbufs; k++)
-      if (c->bufs[k].num == u->arg.v.i) {
-        tkc_err(TKC_EINVAL, "LLVM renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i);
-        c->failed = true;
-        return false;
-      }
-    c->bufs[c->nbufs++].num = u->arg.v.i;
     c->r[i] = S(c, "%%data%lld", (long long)u->arg.v.i);
     return !c->failed;
   case TKC_OP_DEFINE_VAR: {
@@ -1057,10 +969,10 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   c.accidx = tkc_calloc(n + 1, sizeof *c.accidx);
   c.scopeord = tkc_calloc(n + 1, sizeof *c.scopeord);
   c.stack = tkc_calloc(n + 1, sizeof *c.stack);
-  c.bufs = tkc_calloc(n + 1, sizeof *c.bufs);
   c.vars = tkc_calloc(n + 1, sizeof *c.vars);
   char *out = NULL;
-  if (!c.r || !c.accidx || !c.scopeord || !c.stack || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
+  if (!c.r || !c.accidx || !c.scopeord || !c.stack || !c.vars) { fail_oom(&c); goto done; }
+  if (tkc_render_params_collect("LLVM", uops, n, &c.params) != TKC_OK) { c.failed = true; goto done; }
   if (!prepass(&c)) goto done;
 
   line(&c, "entry:");
@@ -1080,18 +992,20 @@ static char *render_llvm(const tkc_renderer *self, const char *name, tkc_uop *co
   if (c.failed) goto done;
 
   /* parameters: buffers by number (gaps filled), then variables by name */
-  qsort(c.bufs, c.nbufs, sizeof *c.bufs, cmp_buf);
-  qsort(c.vars, c.nvars, sizeof *c.vars, cmp_var);
   tkc_sbuf o = {0};
   tkc_sbuf_printf(&o, "define void @%s(", name);
   int np = 0;
   int64_t next = 0;
-  for (size_t k = 0; k < c.nbufs; k++) {
-    for (; next < c.bufs[k].num; next++) tkc_sbuf_printf(&o, "%sptr %%data%lld", np++ ? ", " : "", (long long)next);
-    tkc_sbuf_printf(&o, "%sptr noalias align 32 %%data%lld", np++ ? ", " : "", (long long)c.bufs[k].num);
-    next = c.bufs[k].num + 1;
+  for (size_t k = 0; k < c.params.nbufs; k++) {
+    int64_t num = c.params.bufs[k];
+    for (; next < num; next++) tkc_sbuf_printf(&o, "%sptr %%data%lld", np++ ? ", " : "", (long long)next);
+    tkc_sbuf_printf(&o, "%sptr noalias align 32 %%data%lld", np++ ? ", " : "", (long long)num);
+    next = num + 1;
   }
-  for (size_t k = 0; k < c.nvars; k++) tkc_sbuf_printf(&o, "%si32 %s", np++ ? ", " : "", c.vars[k].pname);
+  for (size_t k = 0; k < c.params.nvars; k++) { /* each DEFINE_VAR was rendered (its parameter named) */
+    int p = posof(&c, c.params.vars[k]);
+    tkc_sbuf_printf(&o, "%si32 %s", np++ ? ", " : "", p >= 0 && c.r[p] ? c.r[p] : "%var.missing");
+  }
   /* the launch's core number and core count (see tkc_render_pick_split) */
   tkc_sbuf_printf(&o, "%si32 %%core, i32 %%ncores", np ? ", " : "");
   tkc_sbuf_puts(&o, ") #0 {\n");
@@ -1111,7 +1025,7 @@ done:
   tkc_free(c.accidx);
   tkc_free(c.scopeord);
   tkc_free(c.stack);
-  tkc_free(c.bufs);
+  tkc_render_params_free(&c.params);
   tkc_free(c.vars);
   tkc_free(c.accs);
   tkc_free(c.marks);
@@ -1163,9 +1077,14 @@ static const tkc_rule llvm_rules[] = {
     {"=(MAX a b)", max_to_where},        /* max(a, b) -> a < b ? b : a */
 };
 
+/* LLVM lacks: defined x/0 and INT_MIN/-1 (sdiv/srem are undefined there), bfloat16 arithmetic
+ * (computed in double, as before the rules: the same results as INTERP) */
+#define LLVM_TARGET (TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_BF16_VIA_F64)
+
 static const tkc_matcher *llvm_matcher(void) {
-  static tkc_matcher *_Atomic pm;
-  return tkc_matcher_static(&pm, llvm_rules, TKC_COUNTOF(llvm_rules));
+  static tkc_matcher *_Atomic own, *_Atomic all;
+  const tkc_matcher *pm = tkc_matcher_static(&own, llvm_rules, TKC_COUNTOF(llvm_rules));
+  return pm ? tkc_target_matcher(&all, pm, LLVM_TARGET) : NULL;
 }
 
 const tkc_renderer tkc_renderer_llvm = {

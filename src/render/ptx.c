@@ -16,21 +16,23 @@
  *   INDEX(buf, i) -> (int64)buf + (int64)i * itemsize           (64-bit byte addresses)
  *   CAST of a pointer -> its source                             (a byte address has no element type)
  *   a*b + c -> MULACC(a, b, c)                                  (mad.lo / fma.rn)
+ * and the target rules of src/codegen/target_rules.h (PTX has no vector ALU, no bf16 arithmetic
+ * before sm_90 and no defined x/0): integer IDIV/MOD guarded, bfloat16 as bits computed in float32,
+ * vector ALU ops split into lanes. The renderer prints what those rules leave.
  *
  * Values and registers (semantics match the INTERP device, i.e. tkc_alu_eval):
  *   bool -> .pred (stored as a u8 0/1); int8/uint8 -> 16-bit registers holding the sign-/zero-extended
  *   value, loaded/stored as s8/u8 and re-extended after every op that can leave the 8-bit range;
  *   int16/32/64 -> .b16/.b32/.b64; float16 -> .f16; float32 -> .f32; float64 -> .f64;
- *   bfloat16 -> an .f32 register that always holds a bfloat16 value: loads shift the 16 bits up, stores
- *   shift them down, and every bf16 result is computed in f32 and rounded to nearest even, as INTERP
- *   (NaN stays NaN, overflow gives inf).
+ *   bfloat16 -> a 16-bit register holding its bits (the target rules compute in f32 and round).
  *   Float add/sub/mul/fma/div/rcp/sqrt use .rn (IEEE rounding; also stops ptxas from contracting
  *   a*b+c into an fma the kernel did not ask for). EXP2/LOG2/SIN use ex2/lg2/sin.approx for f32 (and
  *   ex2.approx.f16 for half); float64 has no such instructions, so EXP2/LOG2/SIN on f64 are rendered as
  *   inline polynomial sequences accurate to a few ulp (SIN: Cody-Waite reduction, exact to ~1e-16 for
  *   |x| < 2^30, degrading beyond). MAX is compare+select (max(a, b) = b > a ? b : a, as INTERP);
- *   CMPNE on floats is setp.neu (NaN != NaN). Integer IDIV/MOD by a divisor not proven safe are
- *   guarded: x/0 = x%0 = 0, INT_MIN/-1 wraps, INT_MIN%-1 = 0. SHL/SHR take the count in the value's
+ *   CMPNE on floats is setp.neu (NaN != NaN). Integer IDIV/MOD print div/rem; the target rules have
+ *   guarded every divisor not proven safe (x/0 = x%0 = 0, INT_MIN/-1 wraps, INT_MIN%-1 = 0), and
+ *   one that is neither is refused. SHL/SHR take the count in the value's
  *   dtype: a negative count gives 0, counts >= the width saturate (0, or the sign for signed SHR).
  *   Casts: float->int truncates and saturates (cvt.rzi; NaN -> 0), int->int wraps, ->bool is != 0
  *   (NaN is true), float->float rounds to nearest even.
@@ -52,6 +54,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "codegen/target_rules.h"
 #include "render/ptx.h"
 #include "render/render_util.h"
 #include "render/renderers.h"
@@ -147,16 +150,15 @@ static const tinfo TI[TKC_NDTYPES] = {
     [TKC_UINT16] = {C_RS, 2, "u16", "u16", "u16"},    [TKC_INT32] = {C_R, 4, "s32", "s32", "s32"},
     [TKC_UINT32] = {C_R, 4, "u32", "u32", "u32"},     [TKC_INT64] = {C_RD, 8, "s64", "s64", "s64"},
     [TKC_UINT64] = {C_RD, 8, "u64", "u64", "u64"},    [TKC_FLOAT16] = {C_H, 2, "f16", "b16", "f16"},
-    [TKC_BFLOAT16] = {C_F, 2, "f32", "b16", "f32"},   [TKC_FLOAT32] = {C_F, 4, "f32", "f32", "f32"},
+    [TKC_BFLOAT16] = {C_RS, 2, "b16", "b16", "b16"},   [TKC_FLOAT32] = {C_F, 4, "f32", "f32", "f32"},
     [TKC_FLOAT64] = {C_FD, 8, "f64", "f64", "f64"},   [TKC_VOID] = {C_N, 0, NULL, NULL, NULL},
 };
 
-static bool s_float(int s) { return s == TKC_FLOAT16 || s == TKC_BFLOAT16 || s == TKC_FLOAT32 || s == TKC_FLOAT64; }
-static bool s_int(int s) { return s >= TKC_INT8 && s <= TKC_UINT64; }
-static bool s_signed(int s) { return s == TKC_INT8 || s == TKC_INT16 || s == TKC_INT32 || s == TKC_INT64; }
-static bool s_unsigned(int s) { return s == TKC_UINT8 || s == TKC_UINT16 || s == TKC_UINT32 || s == TKC_UINT64; }
+#define s_float(s) tkc_dtype_is_float((tkc_dtype)(s))
+#define s_int(s) tkc_dtype_is_int((tkc_dtype)(s))
+#define s_signed(s) tkc_render_is_signed(s)
+/* int8/uint8 live sign-/zero-extended in 16-bit registers */
 static bool s_byte(int s) { return s == TKC_INT8 || s == TKC_UINT8; }
-static bool is_pow2(unsigned x) { return x && !(x & (x - 1)); }
 
 #define NOREG UINT32_MAX
 static uint32_t mkreg(int cls, uint32_t n) { return (uint32_t)cls << 24 | n; }
@@ -193,8 +195,6 @@ static lit f64lit(double d) {
 
 enum { SP_NONE, SP_GLOBAL, SP_SHARED };
 
-typedef struct bufparam { int64_t num; } bufparam;
-typedef struct varparam { const char *name; int pos; } varparam;
 
 typedef struct pctx {
   tkc_uop *const *uops;
@@ -208,10 +208,7 @@ typedef struct pctx {
   int sm;
   int nlocal;
   size_t shared_bytes;
-  int64_t *bufs;
-  size_t nbufs;
-  varparam *vars;
-  size_t nvars;
+  tkc_render_params params; /* buffers and variables in launch order */
   bool failed;
   tkc_sbuf body, decl;
 } pctx;
@@ -316,7 +313,8 @@ static void mov_const(pctx *c, uint32_t r, int s, tkc_value v) {
     else ins(c, "mov.b64 %s, 0x%016llX", N(r), (unsigned long long)v.u);
     break;
   case TKC_FLOAT16: ins(c, "mov.b16 %s, 0x%04X", N(r), (unsigned)tkc_value_bitcast(v, TKC_FLOAT16, TKC_UINT16).u); break;
-  case TKC_BFLOAT16: case TKC_FLOAT32: ins(c, "mov.f32 %s, %s", N(r), F32((float)v.f)); break;
+  case TKC_BFLOAT16: ins(c, "mov.b16 %s, 0x%04X", N(r), (unsigned)tkc_f32_to_bf16((float)v.f)); break;
+  case TKC_FLOAT32: ins(c, "mov.f32 %s, %s", N(r), F32((float)v.f)); break;
   case TKC_FLOAT64: ins(c, "mov.f64 %s, %s", N(r), F64(v.f)); break;
   default: break;
   }
@@ -337,46 +335,10 @@ static void norm8(pctx *c, uint32_t r, int s) {
   else if (s == TKC_UINT8) ins(c, "and.b16 %s, %s, 0x00FF", N(r), N(r));
 }
 
-/* an f32 register -> the bfloat16 value INTERP gives: round to nearest even on the bits (a carry past
- * the largest finite value gives inf), a NaN stays a quiet NaN; integer ops only (cvt.rn.bf16.f32
- * needs sm_80) */
-static uint32_t bf16_round(pctx *c, uint32_t x) {
-  uint32_t b = newreg(c, C_R), t = newreg(c, C_R), q = newreg(c, C_R), p = newreg(c, C_P), d = newreg(c, C_F);
-  ins(c, "mov.b32 %s, %s", N(b), N(x));
-  ins(c, "shr.u32 %s, %s, 16", N(t), N(b));
-  ins(c, "and.b32 %s, %s, 1", N(t), N(t));
-  ins(c, "add.u32 %s, %s, 0x7FFF", N(t), N(t));
-  ins(c, "add.u32 %s, %s, %s", N(t), N(b), N(t));
-  ins(c, "or.b32 %s, %s, 0x00400000", N(q), N(b));
-  ins(c, "setp.nan.f32 %s, %s, %s", N(p), N(x), N(x));
-  ins(c, "selp.b32 %s, %s, %s, %s", N(t), N(q), N(t), N(p));
-  ins(c, "and.b32 %s, %s, 0xFFFF0000", N(t), N(t));
-  ins(c, "mov.b32 %s, %s", N(d), N(t));
-  return d;
-}
-
-/* the 16 bits of a bfloat16 value held in an f32 register */
-static uint32_t bf16_bits(pctx *c, uint32_t x) {
-  uint32_t r = newreg(c, C_R), rs = newreg(c, C_RS);
-  ins(c, "mov.b32 %s, %s", N(r), N(x));
-  ins(c, "shr.u32 %s, %s, 16", N(r), N(r));
-  ins(c, "cvt.u16.u32 %s, %s", N(rs), N(r));
-  return rs;
-}
-
-/* 16 bits (any 16-bit register) -> the bfloat16 value in an f32 register */
-static uint32_t bf16_from_bits(pctx *c, uint32_t rs) {
-  uint32_t r = newreg(c, C_R), f = newreg(c, C_F);
-  ins(c, "cvt.u32.u16 %s, %s", N(r), N(rs));
-  ins(c, "shl.b32 %s, %s, 16", N(r), N(r));
-  ins(c, "mov.b32 %s, %s", N(f), N(r));
-  return f;
-}
-
 static const char *one_lit(int s, char *buf, size_t n) {
   switch (s) {
   case TKC_FLOAT16: return "0x3C00";
-  case TKC_BFLOAT16: case TKC_FLOAT32: return "0f3F800000";
+  case TKC_FLOAT32: return "0f3F800000";
   case TKC_FLOAT64: return "0d3FF0000000000000";
   default: snprintf(buf, n, "1"); return buf;
   }
@@ -384,7 +346,7 @@ static const char *one_lit(int s, char *buf, size_t n) {
 static const char *zero_lit(int s) {
   switch (s) {
   case TKC_FLOAT16: return "0x0000";
-  case TKC_BFLOAT16: case TKC_FLOAT32: return "0f00000000";
+  case TKC_FLOAT32: return "0f00000000";
   case TKC_FLOAT64: return "0d0000000000000000";
   default: return "0";
   }
@@ -395,6 +357,7 @@ static uint32_t cvt_val(pctx *c, const tkc_uop *u, uint32_t a, int fs, int ts) {
   if (a == NOREG) return NOREG;
   if (fs == ts) return a;
   if (fs < 0 || ts < 0) return fail_uns(c, u, "cast between non-values"), NOREG;
+  if (fs == TKC_BFLOAT16 || ts == TKC_BFLOAT16) return fail_uns(c, u, "bfloat16 conversions are made of integer ops by the target rules"), NOREG;
   const tinfo *F = &TI[fs], *T = &TI[ts];
   uint32_t d;
   char ob[8];
@@ -415,18 +378,6 @@ static uint32_t cvt_val(pctx *c, const tkc_uop *u, uint32_t a, int fs, int ts) {
       ins(c, "setp.ne.%s %s, %s, 0", cls_bits[F->cls], N(d), N(a));
     }
     return d;
-  }
-  if (ts == TKC_BFLOAT16) {
-    if (fs == TKC_FLOAT32) return bf16_round(c, a);
-    uint32_t f = newreg(c, C_F);
-    if (fs == TKC_FLOAT64) ins(c, "cvt.rn.f32.f64 %s, %s", N(f), N(a)); /* to float first, like INTERP */
-    else if (fs == TKC_FLOAT16) ins(c, "cvt.f32.f16 %s, %s", N(f), N(a));
-    else ins(c, "cvt.rn.f32.%s %s, %s", F->t, N(f), N(a)); /* ints: one rounding to float, then to bf16 */
-    return bf16_round(c, f);
-  }
-  if (fs == TKC_BFLOAT16) { /* the value is already an f32 */
-    if (ts == TKC_FLOAT32) return a;
-    return cvt_val(c, u, a, TKC_FLOAT32, ts);
   }
   d = newreg(c, T->cls);
   if (s_float(fs) && s_float(ts)) { /* f16 <-> f32 <-> f64 */
@@ -457,16 +408,6 @@ static uint32_t bitcast_val(pctx *c, const tkc_uop *u, uint32_t a, int fs, int t
   if (fs < 0 || ts < 0 || TI[fs].bytes != TI[ts].bytes) return fail_uns(c, u, "BITCAST between types of different sizes"), NOREG;
   if (fs == TKC_BOOL || ts == TKC_BOOL) return cvt_val(c, u, a, fs, ts); /* a byte 0/1 <-> nonzero */
   if (s_byte(fs) && s_byte(ts)) return cvt_val(c, u, a, fs, ts);       /* int8 <-> uint8 re-extends */
-  if (fs == TKC_BFLOAT16 || ts == TKC_BFLOAT16) {
-    uint32_t bits = fs == TKC_BFLOAT16 ? bf16_bits(c, a) : a;
-    if (ts == TKC_BFLOAT16) return bf16_from_bits(c, bits);
-    if (ts == TKC_FLOAT16) {
-      uint32_t h = newreg(c, C_H);
-      ins(c, "mov.b16 %s, %s", N(h), N(bits));
-      return h;
-    }
-    return bits; /* int16 / uint16 */
-  }
   if (TI[fs].cls == TI[ts].cls) return a;
   uint32_t d = newreg(c, TI[ts].cls);
   ins(c, "mov.%s %s, %s", cls_bits[TI[ts].cls], N(d), N(a));
@@ -607,39 +548,13 @@ static uint32_t f64_sin(pctx *c, uint32_t x) {
 
 /* ---------------------------------------------------------------- ALU */
 
-static bool divisor_safe(const tkc_uop *d, int s) {
-  if (!d || d->dtype.space || d->dtype.count > 1) return false;
-  if (d->op == TKC_OP_CONST && d->arg.kind == TKC_ARG_INT) {
-    int64_t v = d->arg.v.i;
-    return v != 0 && (s_unsigned(s) || v != -1);
-  }
-  if (s_unsigned(s)) return s != TKC_UINT64 && d->vmin > 0;
-  return d->vmin > 0 || d->vmax < -1;
-}
-
-/* integer IDIV / MOD with INTERP's answers for x/0, x%0 and INT_MIN/-1 */
-static uint32_t int_divmod(pctx *c, int op, int s, uint32_t a, uint32_t b, const tkc_uop *divisor) {
+/* integer IDIV / MOD by a divisor the target rules made safe (x/0, INT_MIN/-1 are guarded there) */
+static uint32_t int_divmod(pctx *c, const tkc_uop *u, int op, int s, uint32_t a, uint32_t b) {
+  if (!tkc_divisor_guarded(u->src[1], true)) return fail_uns(c, u, "a divisor that may be 0 or -1 (apply the target rules first)"), NOREG;
   const tinfo *T = &TI[s];
-  const char *opn = op == TKC_OP_IDIV ? "div" : "rem";
   uint32_t d = newreg(c, T->cls);
-  if (divisor_safe(divisor, s)) {
-    ins(c, "%s.%s %s, %s, %s", opn, T->t, N(d), N(a), N(b));
-  } else {
-    uint32_t p0 = newreg(c, C_P), bs = newreg(c, T->cls), pany = p0, p1 = NOREG;
-    ins(c, "setp.eq.%s %s, %s, 0", T->t, N(p0), N(b));
-    if (s_signed(s)) {
-      p1 = newreg(c, C_P);
-      pany = newreg(c, C_P);
-      ins(c, "setp.eq.%s %s, %s, -1", T->t, N(p1), N(b));
-      ins(c, "or.pred %s, %s, %s", N(pany), N(p0), N(p1));
-    }
-    ins(c, "selp.%s %s, 1, %s, %s", cls_bits[T->cls], N(bs), N(b), N(pany));
-    ins(c, "%s.%s %s, %s, %s", opn, T->t, N(d), N(a), N(bs));
-    if (op == TKC_OP_IDIV && p1 != NOREG) ins(c, "@%s neg.%s %s, %s", N(p1), T->t, N(d), N(a)); /* wraps */
-    ins(c, "@%s mov.%s %s, 0", N(op == TKC_OP_IDIV ? p0 : pany), cls_bits[T->cls], N(d));
-  }
-  if (op == TKC_OP_IDIV) norm8(c, d, s);
-  return d;
+  ins(c, "%s.%s %s, %s, %s", op == TKC_OP_IDIV ? "div" : "rem", T->t, N(d), N(a), N(b));
+  return d; /* in range: the divisor is never -1 */
 }
 
 /* SHL / SHR with the count in the value's dtype: negative -> 0, >= width saturates */
@@ -716,16 +631,15 @@ static uint32_t float_op(pctx *c, const tkc_uop *u, int op, int s, const uint32_
 
 /* One lane of an ALU op. s: result scalar; in: operand scalar (CMPLT/CMPNE: the compared values;
  * WHERE: the values, a[0] being the bool condition); a[] already of those scalars. */
-static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32_t *a, const tkc_uop *divisor) {
+static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32_t *a) {
   if (in == TKC_BOOL) {
     uint32_t d = newreg(c, C_P);
     switch (op) {
     case TKC_OP_ADD: case TKC_OP_OR: case TKC_OP_MAX: ins(c, "or.pred %s, %s, %s", N(d), N(a[0]), N(a[1])); break;
-    case TKC_OP_MUL: case TKC_OP_AND: case TKC_OP_IDIV: ins(c, "and.pred %s, %s, %s", N(d), N(a[0]), N(a[1])); break;
+    case TKC_OP_MUL: case TKC_OP_AND: ins(c, "and.pred %s, %s, %s", N(d), N(a[0]), N(a[1])); break;
     case TKC_OP_SUB: case TKC_OP_XOR: case TKC_OP_CMPNE: ins(c, "xor.pred %s, %s, %s", N(d), N(a[0]), N(a[1])); break;
     case TKC_OP_CMPLT: ins(c, "not.pred %s, %s", N(d), N(a[0])); ins(c, "and.pred %s, %s, %s", N(d), N(d), N(a[1])); break;
     case TKC_OP_NEG: ins(c, "mov.pred %s, %s", N(d), N(a[0])); break;
-    case TKC_OP_MOD: ins(c, "mov.pred %s, 0", N(d)); break;
     case TKC_OP_MULACC: ins(c, "and.pred %s, %s, %s", N(d), N(a[0]), N(a[1])); ins(c, "or.pred %s, %s, %s", N(d), N(d), N(a[2])); break;
     case TKC_OP_WHERE: ins(c, "@%s mov.pred %s, %s", N(a[0]), N(d), N(a[1])); ins(c, "@!%s mov.pred %s, %s", N(a[0]), N(d), N(a[2])); break;
     default: return fail_uns(c, u, "no PTX form of %s on bool", tkc_op_name((tkc_op)op)), NOREG;
@@ -743,7 +657,7 @@ static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32
     const char *b = cls_bits[T->cls];
     uint32_t d;
     switch (op) {
-    case TKC_OP_IDIV: case TKC_OP_MOD: return int_divmod(c, op, in, a[0], a[1], divisor);
+    case TKC_OP_IDIV: case TKC_OP_MOD: return int_divmod(c, u, op, in, a[0], a[1]);
     case TKC_OP_SHL: case TKC_OP_SHR: return int_shift(c, op, in, a[0], a[1]);
     case TKC_OP_CMPLT: case TKC_OP_CMPNE:
       d = newreg(c, C_P);
@@ -770,17 +684,8 @@ static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32
   /* floats */
   if (op == TKC_OP_IDIV || op == TKC_OP_MOD || op == TKC_OP_POW)
     return fail_uns(c, u, "%s on floats has no PTX instruction (decompose it before rendering)", tkc_op_name((tkc_op)op)), NOREG;
-  bool exact = op == TKC_OP_MAX || op == TKC_OP_CMPLT || op == TKC_OP_CMPNE || op == TKC_OP_NEG;
-  if (in == TKC_BFLOAT16) { /* computed in f32 (the registers are f32), then rounded */
-    uint32_t d = float_op(c, u, op, TKC_FLOAT32, a);
-    return exact || d == NOREG ? d : bf16_round(c, d);
-  }
-  if (in == TKC_FLOAT16 && !f16_native(op)) { /* no f16 form: in f32, rounded back */
-    uint32_t w[3];
-    for (int k = 0; k < 3 && k < u->nsrc; k++) w[k] = cvt_val(c, u, a[k], TKC_FLOAT16, TKC_FLOAT32);
-    uint32_t d = float_op(c, u, op, TKC_FLOAT32, w);
-    return d == NOREG || exact ? d : cvt_val(c, u, d, TKC_FLOAT32, TKC_FLOAT16);
-  }
+  if (in == TKC_BFLOAT16) return fail_uns(c, u, "bfloat16 arithmetic is done in float32 by the target rules"), NOREG;
+  if (in == TKC_FLOAT16 && !f16_native(op)) return fail_uns(c, u, "%s has no f16 form (the backend rules compute it in float32)", tkc_op_name((tkc_op)op)), NOREG;
   return float_op(c, u, op, in, a);
 }
 
@@ -800,26 +705,21 @@ static bool render_alu(pctx *c, size_t i, const tkc_uop *u) {
     return fail_uns(c, u, "shifts of bool have no PTX form");
   if (in == TKC_BOOL && (tkc_op_flags((tkc_op)op) & TKC_F_U) && op != TKC_OP_NEG)
     return fail_uns(c, u, "%s of bool has no PTX form", tkc_op_name((tkc_op)op));
-  int cnt = u->dtype.count;
-  uint32_t out[256];
-  if (cnt > 256) return fail_uns(c, u, "vector too wide");
-  for (int j = 0; j < cnt; j++) {
-    uint32_t a[3] = {NOREG, NOREG, NOREG};
-    for (int k = 0; k < u->nsrc; k++) {
-      const tkc_uop *sk = u->src[k];
-      int want = where && k == 0 ? TKC_BOOL : in, have = vscalar(sk->dtype);
-      a[k] = lane(c, u, sk, j);
-      if (a[k] == NOREG) return false;
-      if (have != want) a[k] = cvt_val(c, u, a[k], have, want);
-      if (a[k] == NOREG) return false;
-    }
-    uint32_t d = alu_lane(c, u, op, in, a, cnt == 1 && (op == TKC_OP_IDIV || op == TKC_OP_MOD) ? u->src[1] : NULL);
-    if (d == NOREG) return false;
-    if (cmp && s != TKC_BOOL) d = cvt_val(c, u, d, TKC_BOOL, s); /* a compare producing a non-bool */
-    if (d == NOREG) return false;
-    out[j] = d;
+  if (u->dtype.count != 1) return fail_uns(c, u, "no vector ALU in PTX (the target rules split it into lanes)");
+  uint32_t a[3] = {NOREG, NOREG, NOREG};
+  for (int k = 0; k < u->nsrc; k++) {
+    const tkc_uop *sk = u->src[k];
+    int want = where && k == 0 ? TKC_BOOL : in, have = vscalar(sk->dtype);
+    if (sk->dtype.count != 1) return fail_uns(c, u, "a vector operand of a scalar op");
+    a[k] = lane(c, u, sk, 0);
+    if (a[k] == NOREG) return false;
+    if (have != want) a[k] = cvt_val(c, u, a[k], have, want);
+    if (a[k] == NOREG) return false;
   }
-  return set_val(c, i, out, cnt);
+  uint32_t d = alu_lane(c, u, op, in, a);
+  if (d == NOREG) return false;
+  if (cmp && s != TKC_BOOL) d = cvt_val(c, u, d, TKC_BOOL, s); /* a compare producing a non-bool */
+  return d != NOREG && set_val1(c, i, d);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -837,7 +737,7 @@ static uint32_t address(pctx *c, const tkc_uop *u, const tkc_uop *a, int *sp) {
 
 /* chunks of a vector access: the lanes per instruction (1, 2 or 4) */
 static int chunk_of(int cnt, int bytes) {
-  if (cnt <= 1 || !is_pow2((unsigned)cnt)) return 1;
+  if (cnt <= 1 || !tkc_render_is_pow2((unsigned)cnt)) return 1;
   int maxv = bytes == 8 ? 2 : 4;
   return cnt < maxv ? cnt : maxv;
 }
@@ -880,16 +780,12 @@ static bool render_load(pctx *c, size_t i, const tkc_uop *u) {
     snprintf(pred, sizeof pred, "@%s ", N(g));
   }
   uint32_t res[256], mem[256];
-  bool conv = s == TKC_BFLOAT16 || s == TKC_BOOL;
+  bool conv = s == TKC_BOOL;
   for (int j = 0; j < cnt; j++) mem[j] = res[j] = newreg(c, conv ? C_RS : TI[s].cls);
   emit_access(c, true, pred, sp, TI[s].mem, addr, mem, cnt, TI[s].bytes);
-  for (int j = 0; j < cnt && conv; j++) { /* bytes -> pred, bits -> the bfloat16 value */
-    if (s == TKC_BOOL) {
-      res[j] = newreg(c, C_P);
-      ins(c, "setp.ne.b16 %s, %s, 0", N(res[j]), N(mem[j]));
-    } else {
-      res[j] = bf16_from_bits(c, mem[j]);
-    }
+  for (int j = 0; j < cnt && conv; j++) { /* bytes -> pred */
+    res[j] = newreg(c, C_P);
+    ins(c, "setp.ne.b16 %s, %s, 0", N(res[j]), N(mem[j]));
   }
   if (gate) {
     for (int j = 0; j < cnt; j++) {
@@ -923,8 +819,7 @@ static bool render_store(pctx *c, const tkc_uop *u) {
   for (int j = 0; j < cnt; j++) {
     uint32_t r = lane(c, u, v, j);
     if (r == NOREG) return false;
-    if (s == TKC_BFLOAT16) r = bf16_bits(c, r);
-    else if (s == TKC_BOOL) {
+    if (s == TKC_BOOL) {
       uint32_t b = newreg(c, C_RS);
       ins(c, "selp.b16 %s, 1, 0, %s", N(b), N(r));
       r = b;
@@ -948,11 +843,10 @@ static int arg_dtype(const tkc_arg *a) {
   return -1;
 }
 
-/* packs 16-bit lanes two per b32 register (f16 registers, or bfloat16 values converted to bits) */
-static void pack16(pctx *c, const uint32_t *lanes, int n, int s, uint32_t *out) {
+/* packs 16-bit lanes (f16 or bfloat16 bits) two per b32 register */
+static void pack16(pctx *c, const uint32_t *lanes, int n, uint32_t *out) {
   for (int k = 0; k < n / 2; k++) {
     uint32_t lo = lanes[2 * k], hi = lanes[2 * k + 1];
-    if (s == TKC_BFLOAT16) lo = bf16_bits(c, lo), hi = bf16_bits(c, hi);
     out[k] = newreg(c, C_R);
     ins(c, "mov.b32 %s, {%s, %s}", N(out[k]), N(lo), N(hi));
   }
@@ -1000,15 +894,15 @@ static bool render_wmma(pctx *c, size_t i, const tkc_uop *u) {
     for (int k = 0; k < nb; k++) rb[k] = newreg(c, C_R), ins(c, "mov.b32 %s, %s", N(rb[k]), N(B[k]));
     ka = na, kb = nb;
   } else {
-    pack16(c, A, na, din, ra);
-    pack16(c, B, nb, din, rb);
+    pack16(c, A, na, ra);
+    pack16(c, B, nb, rb);
     ka = na / 2, kb = nb / 2;
   }
   if (dout == TKC_FLOAT32) {
     for (int k = 0; k < nc; k++) rc[k] = C[k], rd[k] = out[k] = newreg(c, C_F);
     kc = nc;
   } else {
-    pack16(c, C, nc, dout, rc);
+    pack16(c, C, nc, rc);
     kc = nc / 2;
     for (int k = 0; k < kc; k++) rd[k] = newreg(c, C_R);
   }
@@ -1064,10 +958,10 @@ static bool render_one(pctx *c, size_t i) {
   }
   case TKC_OP_DEFINE_VAR: {
     if (s != TKC_INT32 || u->dtype.count != 1) return fail_uns(c, u, "DEFINE_VAR must be int32");
-    size_t k = 0;
-    while (k < c->nvars && c->vars[k].pos != (int)i) k++;
+    int k = tkc_render_params_var(&c->params, u);
+    if (k < 0) return fail_uns(c, u, "DEFINE_VAR needs a (name, min, max) arg");
     uint32_t r = newreg(c, C_R);
-    ins(c, "ld.param.s32 %s, [var%zu]", N(r), k);
+    ins(c, "ld.param.s32 %s, [var%d]", N(r), k);
     return set_val1(c, i, r);
   }
   case TKC_OP_SPECIAL: {
@@ -1241,12 +1135,6 @@ static bool render_one(pctx *c, size_t i) {
 
 /* ---------------------------------------------------------------- the renderer */
 
-static int cmp_i64(const void *a, const void *b) {
-  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-  return (x > y) - (x < y);
-}
-static int cmp_var(const void *a, const void *b) { return strcmp(((const varparam *)a)->name, ((const varparam *)b)->name); }
-
 /* buffers and variables (parameters), and the address space of every pointer-derived value */
 static bool prepass(pctx *c) {
   for (size_t i = 0; i < c->n; i++) {
@@ -1254,19 +1142,9 @@ static bool prepass(pctx *c) {
     if (c->pos[u->id] != (int32_t)i) continue;
     if (u->op == TKC_OP_DEFINE_GLOBAL) {
       if (u->arg.kind != TKC_ARG_INT || u->arg.v.i < 0 || u->arg.v.i > 65535) return fail_uns(c, u, "DEFINE_GLOBAL needs a buffer number arg");
-      for (size_t k = 0; k < c->nbufs; k++)
-        if (c->bufs[k] == u->arg.v.i) {
-          tkc_err(TKC_EINVAL, "PTX renderer: two DEFINE_GLOBALs with arg %lld", (long long)u->arg.v.i);
-          c->failed = true;
-          return false;
-        }
-      c->bufs[c->nbufs++] = u->arg.v.i;
       c->space[i] = SP_GLOBAL;
     } else if (u->op == TKC_OP_DEFINE_VAR) {
-      if (u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 1 || u->arg.v.t[0].kind != TKC_ARG_STR) return fail_uns(c, u, "DEFINE_VAR needs a (name, min, max) arg");
-      c->vars[c->nvars].name = u->arg.v.t[0].v.s;
-      c->vars[c->nvars].pos = (int)i;
-      c->nvars++;
+      if (!tkc_render_var_name(u)) return fail_uns(c, u, "DEFINE_VAR needs a (name, min, max) arg");
     } else if (u->op == TKC_OP_DEFINE_LOCAL) {
       c->space[i] = SP_SHARED;
     } else {
@@ -1284,8 +1162,6 @@ static bool prepass(pctx *c) {
       else if (from == 3 && u->nsrc == 3 && posof(c, u->src[2]) >= 0) c->space[i] = c->space[posof(c, u->src[2])];
     }
   }
-  qsort(c->bufs, c->nbufs, sizeof *c->bufs, cmp_i64);
-  qsort(c->vars, c->nvars, sizeof *c->vars, cmp_var);
   return true;
 }
 
@@ -1306,11 +1182,10 @@ static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *con
   c.val = tkc_calloc(n, sizeof *c.val);
   c.nl = tkc_calloc(n, sizeof *c.nl);
   c.space = tkc_calloc(n, 1);
-  c.bufs = tkc_calloc(n, sizeof *c.bufs);
-  c.vars = tkc_calloc(n, sizeof *c.vars);
   char *out = NULL;
-  if (!c.val || !c.nl || !c.space || !c.bufs || !c.vars) { fail_oom(&c); goto done; }
+  if (!c.val || !c.nl || !c.space) { fail_oom(&c); goto done; }
   if (!prepass(&c)) goto done;
+  if (tkc_render_params_collect("PTX", uops, n, &c.params) != TKC_OK) { c.failed = true; goto done; }
   for (size_t i = 0; i < n; i++) {
     if (c.pos[uops[i]->id] != (int32_t)i) continue;
     if (!render_one(&c, i) || c.failed) { c.failed = true; goto done; }
@@ -1323,10 +1198,10 @@ static char *render_ptx(const tkc_renderer *self, const char *name, tkc_uop *con
   tkc_sbuf_printf(&o, ".visible .entry %s(", name);
   int np = 0;
   int64_t next = 0;
-  for (size_t k = 0; k < c.nbufs; k++) {
-    for (; next <= c.bufs[k]; next++) tkc_sbuf_printf(&o, "%s\n\t.param .u64 data%lld", np++ ? "," : "", (long long)next);
+  for (size_t k = 0; k < c.params.nbufs; k++) {
+    for (; next <= c.params.bufs[k]; next++) tkc_sbuf_printf(&o, "%s\n\t.param .u64 data%lld", np++ ? "," : "", (long long)next);
   }
-  for (size_t k = 0; k < c.nvars; k++) tkc_sbuf_printf(&o, "%s\n\t.param .s32 var%zu", np++ ? "," : "", k);
+  for (size_t k = 0; k < c.params.nvars; k++) tkc_sbuf_printf(&o, "%s\n\t.param .s32 var%zu", np++ ? "," : "", k);
   tkc_sbuf_puts(&o, np ? "\n)\n{\n" : ")\n{\n");
   for (int k = 0; k < C_N; k++)
     if (c.nreg[k]) tkc_sbuf_printf(&o, "\t.reg .%s %s<%u>;\n", cls_decl[k], cls_prefix[k], c.nreg[k]);
@@ -1344,8 +1219,7 @@ done:
   tkc_free(c.nl);
   tkc_free(c.pos);
   tkc_free(c.space);
-  tkc_free(c.bufs);
-  tkc_free(c.vars);
+  tkc_render_params_free(&c.params);
   tkc_free(c.body.s);
   tkc_free(c.decl.s);
   if (c.failed) {
@@ -1516,9 +1390,13 @@ static const tkc_rule ptx_rules[] = {
     {"(ADD mul:(MUL _ _) c)", mulacc},                            /* a*b+c -> MULACC */
 };
 
+/* PTX lacks: defined x/0 and INT_MIN/-1, bfloat16 arithmetic, vector ALU */
+#define PTX_TARGET (TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_SCALAR_ALU)
+
 static const tkc_matcher *ptx_matcher(void) {
-  static tkc_matcher *_Atomic pm;
-  return tkc_matcher_static(&pm, ptx_rules, TKC_COUNTOF(ptx_rules));
+  static tkc_matcher *_Atomic own, *_Atomic all;
+  const tkc_matcher *pm = tkc_matcher_static(&own, ptx_rules, TKC_COUNTOF(ptx_rules));
+  return pm ? tkc_target_matcher(&all, pm, PTX_TARGET) : NULL;
 }
 
 /* mma.sync.m16n8k16 (float16/bfloat16) needs sm_80 */

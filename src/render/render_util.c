@@ -1,6 +1,7 @@
 /* Helpers shared by the renderers (see render_util.h). */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "render/render_util.h"
 
 void *tkc_render_oom(bool *failed, const char *who) {
@@ -96,4 +97,77 @@ const tkc_uop *tkc_render_pick_split(tkc_uop *const *uops, size_t n, const int32
     }
   }
   return split;
+}
+
+/* ---------------------------------------------------------------- kernel parameters */
+
+const char *tkc_render_var_name(const tkc_uop *u) {
+  if (!u || u->op != TKC_OP_DEFINE_VAR || u->arg.kind != TKC_ARG_TUPLE || u->arg.n < 1 || u->arg.v.t[0].kind != TKC_ARG_STR) return NULL;
+  return u->arg.v.t[0].v.s;
+}
+
+int tkc_render_var_order(const void *a, const void *b) {
+  const char *x = tkc_render_var_name(*(const tkc_uop *const *)a), *y = tkc_render_var_name(*(const tkc_uop *const *)b);
+  return strcmp(x ? x : "", y ? y : "");
+}
+
+static int by_number(const void *a, const void *b) {
+  int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+  return (x > y) - (x < y);
+}
+
+static bool is_buffer(const tkc_uop *u) {
+  return u->op == TKC_OP_DEFINE_GLOBAL && u->dtype.space && u->arg.kind == TKC_ARG_INT && u->arg.v.i >= 0 && u->arg.v.i <= 65535;
+}
+
+tkc_status tkc_render_params_collect(const char *who, tkc_uop *const *uops, size_t n, tkc_render_params *p) {
+  memset(p, 0, sizeof *p);
+  size_t nb = 0, nv = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (is_buffer(uops[i])) nb++;
+    else if (tkc_render_var_name(uops[i])) nv++;
+  }
+  const tkc_uop **bufu = tkc_calloc(nb + 1, sizeof *bufu);
+  p->bufs = tkc_calloc(nb + 1, sizeof *p->bufs);
+  p->vars = tkc_calloc(nv + 1, sizeof *p->vars);
+  if (!bufu || !p->bufs || !p->vars) {
+    tkc_free(bufu);
+    tkc_render_params_free(p);
+    return tkc_err(TKC_ENOMEM, "%s renderer: out of memory", who);
+  }
+  for (size_t i = 0; i < n; i++) {
+    const tkc_uop *u = uops[i];
+    bool seen = false;
+    if (is_buffer(u)) {
+      for (size_t k = 0; k < p->nbufs && !seen; k++) {
+        if (bufu[k] == u) seen = true;
+        else if (p->bufs[k] == u->arg.v.i) {
+          tkc_free(bufu);
+          tkc_render_params_free(p);
+          return tkc_err(TKC_EINVAL, "%s renderer: two DEFINE_GLOBALs with arg %lld", who, (long long)u->arg.v.i);
+        }
+      }
+      if (!seen) bufu[p->nbufs] = u, p->bufs[p->nbufs++] = u->arg.v.i;
+    } else if (tkc_render_var_name(u)) {
+      for (size_t k = 0; k < p->nvars && !seen; k++) seen = p->vars[k] == u;
+      if (!seen) p->vars[p->nvars++] = u;
+    }
+  }
+  tkc_free(bufu);
+  qsort(p->bufs, p->nbufs, sizeof *p->bufs, by_number);
+  qsort(p->vars, p->nvars, sizeof *p->vars, tkc_render_var_order);
+  return TKC_OK;
+}
+
+void tkc_render_params_free(tkc_render_params *p) {
+  if (!p) return;
+  tkc_free(p->bufs);
+  tkc_free(p->vars);
+  memset(p, 0, sizeof *p);
+}
+
+int tkc_render_params_var(const tkc_render_params *p, const tkc_uop *u) {
+  for (size_t k = 0; k < p->nvars; k++)
+    if (p->vars[k] == u) return (int)k;
+  return -1;
 }

@@ -30,4 +30,35 @@ TKC_HIDDEN void tkc_render_count_uses(tkc_uop *const *uops, size_t n, const int3
  * is none. pos is tkc_render_posmap's (a uop counts at its own position only). */
 TKC_HIDDEN const tkc_uop *tkc_render_pick_split(tkc_uop *const *uops, size_t n, const int32_t *pos);
 
+/* x is a power of two (x > 0) */
+static inline bool tkc_render_is_pow2(uint64_t x) { return x && !(x & (x - 1)); }
+/* scalar dtype s is a signed integer (tkc_dtype_is_int and tkc_dtype_is_unsigned name the others) */
+static inline bool tkc_render_is_signed(int s) { return tkc_dtype_is_int((tkc_dtype)s) && !tkc_dtype_is_unsigned((tkc_dtype)s); }
+
+/* ---------------------------------------------------------------- kernel parameters
+ * The launch order every renderer and the program driver agree on: buffers by DEFINE_GLOBAL number
+ * (a missing number is still a parameter), then one value per DEFINE_VAR sorted by name (strcmp). */
+
+/* The name of DEFINE_VAR u (its arg is (name, min, max)); NULL when u has no such arg. */
+TKC_HIDDEN const char *tkc_render_var_name(const tkc_uop *u);
+/* qsort comparator over an array of DEFINE_VAR pointers (tkc_uop * or const tkc_uop *): by name,
+ * the launch order of variables. E.g. qsort(vars, n, sizeof *vars, tkc_render_var_order). */
+TKC_HIDDEN int tkc_render_var_order(const void *a, const void *b);
+
+typedef struct tkc_render_params {
+  int64_t *bufs;        /* the DEFINE_GLOBAL numbers, ascending, each once */
+  size_t nbufs;
+  const tkc_uop **vars; /* the DEFINE_VARs, by name (tkc_render_var_order) */
+  size_t nvars;
+} tkc_render_params;
+
+/* Collects the parameters of uops into *p (a UOp listed twice counts once). DEFINE_GLOBALs without a
+ * pointer dtype and a buffer number in [0, 65535] and DEFINE_VARs without a name are skipped: the
+ * renderer refuses them where it renders them. TKC_EINVAL "WHO renderer: two DEFINE_GLOBALs with arg
+ * N" when two UOps claim one number; TKC_ENOMEM. *p is empty on failure; free with tkc_render_params_free. */
+TKC_HIDDEN tkc_status tkc_render_params_collect(const char *who, tkc_uop *const *uops, size_t n, tkc_render_params *p);
+TKC_HIDDEN void tkc_render_params_free(tkc_render_params *p);
+/* The launch position of DEFINE_VAR u among p->vars; -1 when it is not one of them. */
+TKC_HIDDEN int tkc_render_params_var(const tkc_render_params *p, const tkc_uop *u);
+
 #endif

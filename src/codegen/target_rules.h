@@ -1,0 +1,57 @@
+/* src/codegen/target_rules.h — meaning as rewrite rules, chosen by what a target can do, applied
+ * before rendering (through a renderer's extra_matcher) so that renderers only print.
+ *
+ * A target names what it lacks with TKC_TARGET_* flags; tkc_target_rules(flags) is the matcher of
+ * the rules that supply it (built once per flag set, shared, never freed by the caller):
+ *
+ *   TKC_TARGET_GUARD_DIV_ZERO    integer IDIV/MOD by a divisor that may be 0 get INTERP's x/0 = x%0 = 0
+ *                                (and bool IDIV/MOD become AND / false)
+ *   TKC_TARGET_GUARD_DIV_MINUS1  ... and signed ones by a divisor that may be -1 get INT_MIN/-1 = INT_MIN
+ *                                (wraps) and x%-1 = 0 where the target's division would trap or be undefined
+ *   TKC_TARGET_BF16_BITS         bfloat16 is a 16-bit storage type: values are its bits, casts to/from
+ *                                float32 are integer ops on them (round to nearest even, NaN stays a
+ *                                quiet NaN, as src/uops/alu.c), arithmetic is done in float32 and
+ *                                rounded (NEG flips the sign bit, MAX selects, compares are exact)
+ *   TKC_TARGET_BF16_VIA_F64      with TKC_TARGET_BF16_BITS: inexact arithmetic in float64 (not MULACC,
+ *                                which is one float32 fma), then rounded to float32 and bfloat16
+ *   TKC_TARGET_SCALAR_ALU        no vector ALU: ALU ops, CAST and BITCAST on vectors become a
+ *                                VECTORIZE of the per-lane ops on GEPs (tinygrad's no_vectorized_alu)
+ *
+ * PTX uses GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | BF16_BITS | SCALAR_ALU; LLVM GUARD_DIV_ZERO |
+ * GUARD_DIV_MINUS1 | BF16_BITS | BF16_VIA_F64; C needs GUARD_DIV_ZERO | GUARD_DIV_MINUS1 (its bf16
+ * prelude could become BF16_BITS | BF16_VIA_F64); WGSL GUARD_DIV_ZERO alone (WGSL defines
+ * INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0). Internal. */
+#ifndef TKC_TARGET_RULES_H
+#define TKC_TARGET_RULES_H
+
+#include <stdatomic.h>
+#include "base/common.h"
+#include "tkc/render.h"
+
+enum {
+  TKC_TARGET_GUARD_DIV_ZERO = 1u << 0,
+  TKC_TARGET_GUARD_DIV_MINUS1 = 1u << 1,
+  TKC_TARGET_BF16_BITS = 1u << 2,
+  TKC_TARGET_BF16_VIA_F64 = 1u << 3,
+  TKC_TARGET_SCALAR_ALU = 1u << 4,
+  TKC_TARGET_NFLAGS = 5
+};
+
+/* The rules for a target lacking what flags name; NULL (with the error) only when they do not compile
+ * or flags has unknown bits (TKC_EINVAL). */
+TKC_HIDDEN const tkc_matcher *tkc_target_rules(unsigned flags);
+/* own's rules then tkc_target_rules(flags), concatenated once into *slot (a renderer's extra_matcher:
+ * `static tkc_matcher *_Atomic pm; return tkc_target_matcher(&pm, own, flags);`). */
+TKC_HIDDEN const tkc_matcher *tkc_target_matcher(tkc_matcher *_Atomic *slot, const tkc_matcher *own, unsigned flags);
+
+/* The integer divisor d is never 0: a nonzero CONST, or a scalar whose range excludes 0 (uint64
+ * ranges are not trusted: they saturate). Vectors: false. */
+TKC_HIDDEN bool tkc_divisor_nonzero(const tkc_uop *d);
+/* ... and, for a signed dtype, never -1 either: x / d and x % d need no guard on any target. */
+TKC_HIDDEN bool tkc_divisor_safe(const tkc_uop *d);
+/* d may divide as is: safe (minus1: tkc_divisor_safe, else tkc_divisor_nonzero), or the divisor the
+ * guard rules build, WHERE(d != 0 [& d != -1], d, 1). A renderer that prints IDIV/MOD checks this
+ * and refuses otherwise (the kernel did not go through its target rules). */
+TKC_HIDDEN bool tkc_divisor_guarded(const tkc_uop *d, bool minus1);
+
+#endif
