@@ -77,10 +77,13 @@ const char *tkc_cs_ref(tkc_cs *cs, const tkc_uop *user, const tkc_uop *s) {
   return NULL;
 }
 
-/* a malloc'ed copy of the text of source s of user */
+/* a malloc'ed copy of the text of source s of user (no printf: copies are most of the strings) */
 static char *ref_copy(tkc_cs *cs, const tkc_uop *user, const tkc_uop *s) {
   const char *x = tkc_cs_ref(cs, user, s);
-  return x ? tkc_cs_fmt(cs, "%s", x) : NULL;
+  if (!x) return NULL;
+  size_t n = strlen(x) + 1;
+  char *c = tkc_malloc(n);
+  return c ? memcpy(c, x, n) : tkc_cs_oom(cs);
 }
 
 void tkc_cs_emit(tkc_cs *cs, int depth, const char *fmt, ...) {
@@ -142,7 +145,13 @@ bool tkc_cs_bind(tkc_cs *cs, size_t i, char *e, bool inl, int pfx, int depth) {
 }
 
 char *tkc_cs_op(tkc_cs *cs, int op, const char *const *a) {
-  const char *f = cs->lang->code_for_op[op];
+  const char *f = op >= 0 && op < TKC_NOPS ? cs->lang->code_for_op[op] : NULL;
+  if (!f) {
+    const char *on = tkc_op_name((tkc_op)op);
+    tkc_err(TKC_EINTERNAL, "%s renderer: no expression template for %s", cs->lang->who, on ? on : "?");
+    cs->failed = true;
+    return NULL;
+  }
   size_t len[3] = {0, 0, 0}, total = 0;
   for (const char *p = f; *p; p++) {
     if (*p == '$' && p[1] >= '0' && p[1] <= '2') {
