@@ -101,7 +101,7 @@ TKC_API tkc_tensor *tkc_mod(tkc_tensor *a, tkc_tensor *b);     /* ints: remainde
 TKC_API tkc_tensor *tkc_maximum(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_minimum(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_pow(tkc_tensor *a, tkc_tensor *b);     /* floats (ints promote to float32) */
-TKC_API tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b);      /* comparisons give bool */
+TKC_API tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b);      /* comparisons give bool (uint32 with a signed int too on WEBGPU) */
 TKC_API tkc_tensor *tkc_le(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_gt(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_ge(tkc_tensor *a, tkc_tensor *b);
@@ -176,7 +176,8 @@ TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or
  * variable as a 0-d int32 tensor: its value at each realize.
  *
  * Shapes and ranges take tokens: token + c (|c| < 2^20) is the variable plus c, so a shape may say
- * L + 1. Buffers are laid out for the variables' largest values. Where a shape or range is given,
+ * L + 1; a token pushed past that (L + 2^20) is TKC_EUNSUPPORTED wherever it is given, never read
+ * as another variable. Buffers are laid out for the variables' largest values. Where a shape or range is given,
  * every dim must stay a fixed size or one variable plus a constant (TKC_EUNSUPPORTED otherwise):
  *   tkc_full / tkc_rand / tkc_tensor_new / tkc_expand   variable dims;
  *   tkc_reshape    variable dims kept in order (fixed dims between them may be regrouped);

@@ -12,6 +12,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,6 +66,50 @@ static int child_main(const char *which) {
       return 1;
     }
     return 0;
+  }
+  if (!strcmp(which, "fsize_signal") || !strcmp(which, "fsize_pending")) {
+    /* SIGXFSZ at its default (ends the process) and, for fsize_pending, blocked and pending already */
+    if (!tkc_device_available("CPU")) return 3;
+    int pending_before = !strcmp(which, "fsize_pending");
+    sigset_t x, mask, pend;
+    sigemptyset(&x);
+    sigaddset(&x, SIGXFSZ);
+    signal(SIGXFSZ, SIG_DFL);
+    if (pending_before) {
+      sigprocmask(SIG_BLOCK, &x, NULL);
+      raise(SIGXFSZ);
+    }
+    struct rlimit rl = {64, 64};
+    if (setrlimit(RLIMIT_FSIZE, &rl)) return 2;
+    tkc_status st = compile_once(); /* alive past this line: no SIGXFSZ killed it */
+    if (st != TKC_ERUNTIME || !strstr(tkc_last_error(), "kernel.c") || !strstr(tkc_last_error(), "File too large")) {
+      fprintf(stderr, "%s: status %d: %s\n", which, st, tkc_last_error());
+      return 1;
+    }
+    /* the disposition, the mask and the pending set as they were */
+    struct sigaction sa;
+    sigaction(SIGXFSZ, NULL, &sa);
+    sigprocmask(SIG_SETMASK, NULL, &mask);
+    sigpending(&pend);
+    if (sa.sa_handler != SIG_DFL || sigismember(&mask, SIGXFSZ) != pending_before || sigismember(&pend, SIGXFSZ) != pending_before) {
+      fprintf(stderr, "%s: SIGXFSZ handler %s, blocked %d, pending %d\n", which, sa.sa_handler == SIG_DFL ? "default" : "changed",
+              sigismember(&mask, SIGXFSZ), sigismember(&pend, SIGXFSZ));
+      return 1;
+    }
+    if (pending_before) { /* take it, so the exit below is a normal one */
+      const struct timespec zero = {0, 0};
+      sigtimedwait(&x, NULL, &zero);
+    }
+    return 0;
+  }
+  if (!strcmp(which, "slowcc")) { /* killed by the parent while the compiler runs */
+    compile_once();
+    return 4;
+  }
+  if (!strcmp(which, "compile")) {
+    tkc_status st = compile_once();
+    if (st) fprintf(stderr, "compile: %s\n", tkc_last_error());
+    return st ? 1 : 0;
   }
   return 2;
 }
@@ -182,6 +227,120 @@ static void test_disk_refuses_source(void **state) {
   assert_int_equal(rc, 0);
 }
 
+/* past RLIMIT_FSIZE the kernel source write fails with a clear error: the host is not killed by
+ * SIGXFSZ, and its signal disposition, mask and pending set are left as they were */
+static void test_file_size_limit_no_signal(void **state) {
+  (void)state;
+  if (!tkc_device_available("CPU")) skip();
+  const char *env[] = {"TKC_CACHE_DIR="};
+  int rc = run_child("fsize_signal", env, 1);
+  if (rc == 3) skip();
+  assert_int_equal(rc, 0); /* -1: killed (by SIGXFSZ) */
+  assert_int_equal(run_child("fsize_pending", env, 1), 0);
+}
+
+/* the compile folders in dir named tkc-<pid>-...: how many */
+static int count_named(const char *dir, long pid) {
+  DIR *d = opendir(dir);
+  if (!d) return -1;
+  char prefix[64];
+  snprintf(prefix, sizeof prefix, "tkc-%ld-", pid);
+  int n = 0;
+  for (struct dirent *e; (e = readdir(d));) n += !strncmp(e->d_name, prefix, strlen(prefix));
+  closedir(d);
+  return n;
+}
+
+/* dir/name, made with an mtime two days back */
+static void make_old_dir(const char *dir, const char *name) {
+  char p[4300];
+  snprintf(p, sizeof p, "%s/%s", dir, name);
+  assert_int_equal(mkdir(p, 0700), 0);
+  struct timespec old[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};
+  assert_int_equal(utimensat(AT_FDCWD, p, old, 0), 0);
+}
+
+/* a host SIGKILLed mid-compile takes its compiler with it (PR_SET_PDEATHSIG); the compile folder it
+ * leaves is removed by the next process's first compile, once old enough, and nothing else is */
+static void test_killed_host_takes_its_compiler(void **state) {
+  (void)state;
+#ifndef __linux__
+  skip();
+#endif
+  char work[] = "/tmp/tkc-cc-orphan-XXXXXX";
+  assert_non_null(mkdtemp(work));
+  char script[4200], tmpdir[4200], pidfile[4200];
+  snprintf(script, sizeof script, "%s/slowcc", work);
+  snprintf(tmpdir, sizeof tmpdir, "%s/tmp", work);
+  snprintf(pidfile, sizeof pidfile, "%s/cc.pid", work);
+  assert_int_equal(mkdir(tmpdir, 0700), 0);
+  FILE *f = fopen(script, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\n"
+             "case \"$1\" in --version) echo 'slowcc 1.0'; exit 0;; esac\n"
+             "echo $$ > '%s.part' && mv '%s.part' '%s'\n"
+             "exec sleep 1000\n",
+          pidfile, pidfile, pidfile);
+  fclose(f);
+  assert_int_equal(chmod(script, 0700), 0);
+  pid_t host = fork();
+  if (host == 0) {
+    setenv("CC", script, 1), setenv("TMPDIR", tmpdir, 1), setenv("TKC_CACHE_DIR", "", 1), setenv("TKC_CC_TIMEOUT", "0", 1);
+    execl(self_exe, self_exe, "--child", "slowcc", (char *)NULL);
+    _exit(127);
+  }
+  assert_true(host > 0);
+  int cc = 0;
+  for (int i = 0; i < 3000 && !cc; i++) { /* the compiler started: at most 30 s */
+    f = fopen(pidfile, "r");
+    if (f && fscanf(f, "%d", &cc) != 1) cc = 0;
+    if (f) fclose(f);
+    if (!cc) usleep(10000);
+  }
+  int named = count_named(tmpdir, host); /* its compile folder, named after it */
+  kill(host, SIGKILL); /* before any assert: a failing test leaves nothing running */
+  int st;
+  while (waitpid(host, &st, 0) < 0 && errno == EINTR) {}
+  assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
+  assert_true(cc > 0);
+  int alive = 1;
+  for (int i = 0; i < 500 && alive; i++) { /* gone (or a zombie) within 5 s */
+    alive = kill(cc, 0) == 0 && !is_zombie(cc);
+    if (alive) usleep(10000);
+  }
+  if (alive) kill(cc, SIGKILL); /* leave nothing running, then fail */
+  assert_false(alive);
+  assert_int_equal(named, 1);
+  /* the folder stays until a later process compiles; that one removes it once old enough, and
+   * leaves a folder of a live pid and one named otherwise */
+  DIR *d = opendir(tmpdir);
+  assert_non_null(d);
+  char left[4600] = "";
+  for (struct dirent *e; (e = readdir(d));)
+    if (!strncmp(e->d_name, "tkc-", 4) && strlen(tmpdir) + strlen(e->d_name) + 2 < sizeof left) snprintf(left, sizeof left, "%s/%.255s", tmpdir, e->d_name);
+  closedir(d);
+  assert_true(left[0]);
+  struct timespec old[2] = {{time(NULL) - 2 * 86400, 0}, {time(NULL) - 2 * 86400, 0}};
+  assert_int_equal(utimensat(AT_FDCWD, left, old, 0), 0);
+  char live[64];
+  snprintf(live, sizeof live, "tkc-%ld-abcdef", (long)getpid());
+  make_old_dir(tmpdir, live);
+  make_old_dir(tmpdir, "tkc-abcdef");
+  if (tkc_device_available("CPU")) {
+    char tmp[4300];
+    snprintf(tmp, sizeof tmp, "TMPDIR=%s", tmpdir);
+    const char *env[] = {tmp, "TKC_CACHE_DIR=", "CC="};
+    assert_int_equal(run_child("compile", env, 3), 0);
+    assert_int_equal(count_named(tmpdir, host), 0);
+    assert_int_equal(count_entries(tmpdir), 2);
+  }
+  char p[4300];
+  snprintf(p, sizeof p, "%s/%s", tmpdir, live), rmdir(p);
+  snprintf(p, sizeof p, "%s/tkc-abcdef", tmpdir), rmdir(p);
+  rmdir(left);
+  unlink(script), unlink(pidfile), rmdir(tmpdir), rmdir(work);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--child")) return child_main(argv[2]);
   ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
@@ -191,6 +350,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_hanging_compiler_is_killed),
       cmocka_unit_test(test_tmpdir_not_an_option),
       cmocka_unit_test(test_disk_refuses_source),
+      cmocka_unit_test(test_file_size_limit_no_signal),
+      cmocka_unit_test(test_killed_host_takes_its_compiler),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

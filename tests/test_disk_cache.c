@@ -14,17 +14,21 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <dirent.h>
+#include <errno.h>
 #include <fcntl.h>
 #include <math.h>
+#include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include "tkc.h"
 #include "tkc/runtime.h"
+#include "runtime/disk_cache.h"
 
 extern char **environ;
 static const char *self_path;
@@ -62,6 +66,46 @@ static int child_main(const char *dev, const char *out, int beam) {
           (long long)info.rejected, (long long)info.errors, info.enabled, searches);
   fclose(f);
   tkc_ctx_free(ctx);
+  return 0;
+}
+
+/* past RLIMIT_FSIZE (64 bytes), with SIGXFSZ at its default: a store fails and counts as an error,
+ * its temporary file removed, the process alive and its SIGXFSZ state unchanged; then (when LLVM
+ * runs) a realize on LLVM, whose kernels' stores fail the same way, still gives right values.
+ * Exit 0 when all that held. TKC_CACHE_DIR and TKC_DEBUG=2 come from the parent. */
+static int fsize_child_main(const char *dir) {
+  signal(SIGXFSZ, SIG_DFL);
+  struct rlimit rl = {64, 64};
+  if (setrlimit(RLIMIT_FSIZE, &rl)) return 2;
+  static char data[4096];
+  memset(data, 7, sizeof data);
+  tkc_dcache_put("cpu", "fsize key", 9, data, sizeof data); /* alive past this line: not killed */
+  tkc_disk_cache_info info;
+  tkc_disk_cache_stats(&info);
+  if (info.errors != 1 || info.stores != 0) return fprintf(stderr, "errors %lld, stores %lld\n", (long long)info.errors, (long long)info.stores), 1;
+  char sub[400];
+  snprintf(sub, sizeof sub, "%s/cpu", dir);
+  DIR *d = opendir(sub);
+  int left = 0;
+  for (struct dirent *e; d && (e = readdir(d));) left += e->d_name[0] != '.' || !strncmp(e->d_name, ".tmp-", 5);
+  if (d) closedir(d);
+  if (left) return fprintf(stderr, "%d files left in %s\n", left, sub), 1;
+  sigset_t mask, pend;
+  sigprocmask(SIG_SETMASK, NULL, &mask);
+  sigpending(&pend);
+  if (sigismember(&mask, SIGXFSZ) || sigismember(&pend, SIGXFSZ)) return fprintf(stderr, "SIGXFSZ blocked or pending after the store\n"), 1;
+  if (tkc_device_available("LLVM")) {
+    tkc_ctx *ctx = tkc_ctx_new("LLVM");
+    float x[4] = {1, 2, 3, 4}, y[4] = {0};
+    tkc_tensor *t = ctx ? tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, x) : NULL;
+    tkc_tensor *r = t ? tkc_mul(t, tkc_add(t, t)) : NULL;
+    if (!r || tkc_copy_out(r, y, sizeof y) != TKC_OK) return fprintf(stderr, "LLVM: %s\n", tkc_last_error()), 1;
+    for (int i = 0; i < 4; i++)
+      if (y[i] != 2 * x[i] * x[i]) return fprintf(stderr, "LLVM: y[%d] = %g\n", i, y[i]), 1;
+    tkc_disk_cache_stats(&info);
+    if (info.errors < 2 || info.stores != 0) return fprintf(stderr, "LLVM: errors %lld, stores %lld\n", (long long)info.errors, (long long)info.stores), 1;
+    tkc_ctx_free(ctx);
+  }
   return 0;
 }
 
@@ -383,7 +427,47 @@ static void test_stats_bad_input(void **state) {
   assert_true(i.bound_bytes > 0);
 }
 
+/* a store past the file size limit is an error the cache counts (and names at TKC_DEBUG=2: the
+ * file and "File too large"), never SIGXFSZ killing the process */
+static void test_file_size_limit(void **state) {
+  (void)state;
+  char dir[300];
+  snprintf(dir, sizeof dir, "%s/fsize", work);
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fds[1], 2);
+    close(fds[0]), close(fds[1]);
+    setenv("TKC_CACHE_DIR", dir, 1), setenv("TKC_DEBUG", "2", 1);
+    execl(self_path, self_path, "--fsize-child", dir, (char *)NULL);
+    _exit(127);
+  }
+  assert_true(pid > 0);
+  close(fds[1]);
+  static char err[1 << 20];
+  size_t n = 0;
+  for (ssize_t got; (got = read(fds[0], err + n, sizeof err - 1 - n)) != 0;) {
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) break;
+    n += (size_t)got;
+    if (n == sizeof err - 1) n = 0; /* keep reading; the first note is what counts */
+  }
+  err[n] = 0;
+  close(fds[0]);
+  int st;
+  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+  if (!WIFEXITED(st) || WEXITSTATUS(st)) fprintf(stderr, "fsize child: %s %d\n%s\n", WIFEXITED(st) ? "exit" : "signal", WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), err);
+  assert_true(WIFEXITED(st)); /* not killed by SIGXFSZ */
+  assert_int_equal(WEXITSTATUS(st), 0);
+  char *note = strstr(err, "cannot store");
+  assert_non_null(note);
+  assert_non_null(strstr(note, dir));
+  assert_non_null(strstr(note, "File too large"));
+}
+
 int main(int argc, char **argv) {
+  if (argc == 3 && !strcmp(argv[1], "--fsize-child")) return fsize_child_main(argv[2]);
   if ((argc == 4 || argc == 5) && !strcmp(argv[1], "--child")) return child_main(argv[2], argv[3], argc == 5 ? 2 : 0);
   self_path = argv[0];
   const char *tmp = getenv("TMPDIR");
@@ -397,6 +481,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_eviction),
       cmocka_unit_test(test_second_ctx),
       cmocka_unit_test(test_stats_bad_input),
+      cmocka_unit_test(test_file_size_limit),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   char cmd[400];

@@ -280,8 +280,52 @@ static void test_variable_shapes_api(void **state) {
   tkc_ctx_free(other);
 }
 
+/* token + c holds a variable plus c only for |c| < 2^20: a token pushed past that (L + 2^20, which
+ * once decoded as another variable M - 2^20) is refused wherever a shape or range takes it, never
+ * read as another dim */
+static void test_token_offset_limit(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  int64_t big = INT64_C(1) << 20;
+  int64_t L = tkc_dim_var(ctx, "L", 1, 10), Mv = tkc_dim_var(ctx, "M", big + 1, 2 * big);
+  assert_true(L && Mv);
+  assert_int_equal(tkc_dim_bind(ctx, L, 5), TKC_OK);
+  assert_int_equal(tkc_dim_bind(ctx, Mv, big + 2), TKC_OK);
+  const int64_t bad[] = {L + big, L + big + 5, L + 2 * big, L - big, L - big - 1, Mv + big, L + (INT64_C(1) << 31)};
+  for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
+    assert_null(tkc_full(ctx, TKC_FLOAT32, 1, &bad[k], 1));
+    assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+    assert_non_null(strstr(tkc_last_error(), "a variable plus a constant past +-2^20"));
+    assert_non_null(strstr(tkc_last_error(), k == 5 ? "M+" : "L")); /* names the variable it came from */
+    assert_null(tkc_tensor_new(ctx, TKC_FLOAT32, 1, &bad[k], NULL));
+    assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+    assert_int_equal(tkc_dim_value(ctx, bad[k]), -1);
+    assert_int_not_equal(tkc_dim_bind(ctx, bad[k], 3), TKC_OK);
+  }
+  /* the largest offsets allowed still work: numel at the bound values */
+  tkc_tensor *edge = tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){L + big - 1}, 1);
+  assert_non_null(edge);
+  assert_int_equal(tkc_numel(edge), 5 + big - 1);
+  assert_int_equal(tkc_dim_value(ctx, Mv - big + 1), 3);
+  /* reshape, expand, pad and shrink given such a token refuse it too */
+  tkc_tensor *x = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){L, 1}, 1);
+  assert_non_null(x);
+  assert_null(tkc_expand(x, 2, (const int64_t[]){L, L + big}));
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_expand(tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){1}, 1), 1, (const int64_t[]){L + big}));
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_reshape(x, 2, (const int64_t[]){L + big, 1}));
+  assert_int_not_equal(tkc_last_status(), TKC_OK);
+  assert_null(tkc_pad(x, (const int64_t[]){0, 0, L + big, 0}, 0));
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  assert_null(tkc_shrink(tkc_full(ctx, TKC_FLOAT32, 1, (const int64_t[]){8}, 1), (const int64_t[]){0, L + big}));
+  assert_int_equal(tkc_last_status(), TKC_EUNSUPPORTED);
+  tkc_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_var_as_value), cmocka_unit_test(test_var_errors),
-                                     cmocka_unit_test(test_variable_lengths), cmocka_unit_test(test_variable_shapes_api)};
+                                     cmocka_unit_test(test_variable_lengths), cmocka_unit_test(test_variable_shapes_api),
+                                     cmocka_unit_test(test_token_offset_limit)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -643,6 +643,66 @@ static void test_bitcast(void **state) {
   TR_END();
 }
 
+/* comparisons of uint32 with a signed int (int8, int16, int32) promote to int64; they give their
+ * bool on every device, WEBGPU (no int64) included, against C on edge values: 0, 1, 2^31 - 1, 2^31,
+ * 2^32 - 1 against negatives, INT32_MIN and every int8. Ops that give the int64 stay refused where
+ * int64 is. */
+static void test_compare_uint32_signed(void **state) {
+  (void)state;
+  tr_begin();
+  static const uint32_t U[] = {0, 1, 5, 127, 128, 255, 32767, 32768, 2147483647u, 2147483648u, 4294967295u};
+  enum { NU = sizeof U / sizeof U[0], NS = 256 };
+  static const tkc_dtype SIGNED[] = {TKC_INT8, TKC_INT16, TKC_INT32};
+  typedef tkc_tensor *(*cmpfn)(tkc_tensor *, tkc_tensor *);
+  static const struct { cmpfn fn; const char *name; } CMP[] = {{tkc_lt, "lt"}, {tkc_le, "le"}, {tkc_gt, "gt"}, {tkc_ge, "ge"}, {tkc_eq, "eq"}, {tkc_ne, "ne"}};
+  FOR_EACH_DEVICE(dev, ctx) {
+    for (size_t d = 0; d < sizeof SIGNED / sizeof SIGNED[0]; d++) {
+      tkc_dtype sdt = SIGNED[d];
+      if (!tr_dev_supports(dev, sdt) || !tr_dev_supports(dev, TKC_UINT32)) {
+        printf("  skipped uint32 vs %s on %s: the renderer cannot hold it\n", tr_dn(sdt), dev);
+        continue;
+      }
+      /* the signed values: every int8, then (wider dtypes) their extremes and neighbours of 2^31 */
+      int64_t sv[NS];
+      int32_t s32[NS];
+      int16_t s16[NS];
+      int8_t s8[NS];
+      for (int i = 0; i < NS; i++) sv[i] = i - 128;
+      if (sdt == TKC_INT16) sv[0] = INT16_MIN, sv[1] = INT16_MAX, sv[2] = -32767, sv[3] = 32766;
+      if (sdt == TKC_INT32) sv[0] = INT32_MIN, sv[1] = INT32_MAX, sv[2] = INT32_MIN + 1, sv[3] = INT32_MAX - 1, sv[4] = -65536, sv[5] = 65536;
+      for (int i = 0; i < NS; i++) s32[i] = (int32_t)sv[i], s16[i] = (int16_t)sv[i], s8[i] = (int8_t)sv[i];
+      const void *sdata = sdt == TKC_INT8 ? (const void *)s8 : sdt == TKC_INT16 ? (const void *)s16 : (const void *)s32;
+      tkc_tensor *u = tkc_tensor_new(ctx, TKC_UINT32, 2, (const int64_t[]){NU, 1}, U);
+      tkc_tensor *sg = tkc_tensor_new(ctx, sdt, 2, (const int64_t[]){1, NS}, sdata);
+      TR_EXPECT(u && sg, "%s: inputs", dev);
+      if (!u || !sg) continue;
+      for (size_t c = 0; c < sizeof CMP / sizeof CMP[0]; c++)
+        for (int order = 0; order < 2; order++) { /* cmp(u, s), then cmp(s, u) */
+          tkc_clear_error();
+          tkc_tensor *r = order ? CMP[c].fn(sg, u) : CMP[c].fn(u, sg);
+          static bool got[NU * NS];
+          memset(got, 0, sizeof got);
+          tkc_status st = r ? tkc_copy_out(r, got, sizeof got) : tkc_last_status();
+          TR_EXPECT(st == TKC_OK && tkc_dtype_of(r) == TKC_BOOL, "%s: %s(%s) of uint32 and %s: %s (%s)", dev, CMP[c].name, order ? "s, u" : "u, s",
+                    tr_dn(sdt), tkc_status_str(st), tkc_last_error());
+          int bad = 0;
+          for (int i = 0; st == TKC_OK && i < NU; i++)
+            for (int j = 0; j < NS; j++) {
+              int64_t x = order ? sv[j] : (int64_t)U[i], y = order ? (int64_t)U[i] : sv[j];
+              bool want = c == 0 ? x < y : c == 1 ? x <= y : c == 2 ? x > y : c == 3 ? x >= y : c == 4 ? x == y : x != y;
+              if (got[i * NS + j] != want && bad++ < 3)
+                TR_EXPECT(0, "%s: %s(%lld, %lld) of uint32 and %s is %d", dev, CMP[c].name, (long long)x, (long long)y, tr_dn(sdt), got[i * NS + j]);
+            }
+          tkc_tensor_free(r);
+        }
+      if (!tr_dev_supports(dev, TKC_INT64)) /* the int64 result itself: still refused */
+        TR_EXPECT_FAIL(tkc_add(u, sg), TKC_EUNSUPPORTED, "%s: add(uint32, %s) needs int64", dev, tr_dn(sdt));
+      tkc_tensor_free(u), tkc_tensor_free(sg);
+    }
+  }
+  TR_END();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_binary_every_dtype),    cmocka_unit_test(test_promotion_lattice),
@@ -652,6 +712,7 @@ int main(void) {
       cmocka_unit_test(test_noncontiguous_operands), cmocka_unit_test(test_where),
       cmocka_unit_test(test_unary_every_dtype),     cmocka_unit_test(test_unary_views_and_pad),
       cmocka_unit_test(test_cast_every_pair),       cmocka_unit_test(test_bitcast),
+      cmocka_unit_test(test_compare_uint32_signed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 #include "tensor_ref.h"
 
@@ -471,12 +472,84 @@ static void test_errors_are_silent(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- arguments near INT_MAX / INT64_MAX */
+
+/* the value of a 1-element float32 tensor (NAN when it does not realize) */
+static float one_value(tkc_tensor *t) {
+  float v = NAN;
+  if (!t || tkc_numel(t) != 1 || tkc_copy_out(t, &v, sizeof v) != TKC_OK) return NAN;
+  return v;
+}
+
+/* stride, padding, dilation, kernel and output sizes at the ends of their types: a clear error
+ * naming the argument or the right result, no signed overflow in the checks (make asan runs this
+ * under -fsanitize=undefined) */
+static void test_argument_overflow(void **state) {
+  (void)state;
+  tr_begin();
+  const char *dev = "INTERP";
+  tkc_ctx *ctx = tkc_ctx_new(dev);
+  assert_non_null(ctx);
+  /* x (1,1,4,4) = 0..15, a 3x3 kernel of ones */
+  tkc_tensor *x = tkc_reshape(tkc_arange(ctx, TKC_FLOAT32, 0, 16, 1), 4, (const int64_t[]){1, 1, 4, 4}), *w = f32(ctx, 4, (const int64_t[]){1, 1, 3, 3});
+  assert_non_null(x);
+  const int big2[2] = {INT_MAX, INT_MAX}, big4[4] = {INT_MAX, INT_MAX, INT_MAX, INT_MAX}, two[2] = {2, 2};
+  /* conv2d: padding past INT_MAX / 2 (2 * padding overflowed int) */
+  FAIL_WITH(tkc_conv2d(x, w, NULL, 1, INT_MAX), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "padding 2147483647"), "conv2d padding INT_MAX: %s", tkc_last_error());
+  FAIL_WITH(tkc_conv2d(x, w, NULL, 1, (1 << 30) + 1), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "padding 1073741825"), "conv2d padding 2^30 + 1: %s", tkc_last_error());
+  /* stride INT_MAX: one window, the top-left one (of the input, then of the padded input) */
+  TR_EXPECT(one_value(tkc_conv2d(x, w, NULL, INT_MAX, 0)) == 0 + 1 + 2 + 4 + 5 + 6 + 8 + 9 + 10, "conv2d stride INT_MAX");
+  TR_EXPECT(one_value(tkc_conv2d(x, w, NULL, INT_MAX, 1)) == 0 + 1 + 4 + 5, "conv2d stride INT_MAX, padding 1");
+  TR_EXPECT(one_value(tkc_conv2d_ex(x, w, NULL, big2, NULL, NULL, 1)) == 45, "conv2d_ex stride INT_MAX");
+  TR_EXPECT(one_value(tkc_conv1d(tkc_reshape(x, 3, (const int64_t[]){1, 1, 16}), tkc_reshape(w, 3, (const int64_t[]){1, 1, 9}), NULL, INT_MAX, 0, 0, 1, 1)) == 36,
+            "conv1d stride INT_MAX");
+  /* conv2d_ex / conv1d: pads and dilations of INT_MAX make too large or empty windows */
+  FAIL_WITH(tkc_conv2d_ex(x, w, NULL, NULL, big4, NULL, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv2d_ex(x, w, NULL, big2, big4, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv2d_ex(x, w, NULL, NULL, NULL, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv2d_ex(x, w, NULL, NULL, NULL, NULL, INT_MAX), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv1d(tkc_reshape(x, 3, (const int64_t[]){1, 1, 16}), tkc_reshape(w, 3, (const int64_t[]){1, 1, 9}), NULL, 1, INT_MAX, INT_MAX, INT_MAX, 1),
+            TKC_ESHAPE);
+  /* a kernel of 2^33 rows (a lazy constant, never allocated) times a dilation of INT_MAX */
+  tkc_tensor *tall = f32(ctx, 4, (const int64_t[]){1, 1, INT64_C(1) << 33, 1});
+  FAIL_WITH(tkc_conv2d_ex(x, tall, NULL, NULL, NULL, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv_transpose2d(x, tall, NULL, NULL, NULL, NULL, big2, 1), TKC_ESHAPE);
+  /* conv_transpose2d: strides and dilations that spread the input or kernel past 2^31 */
+  FAIL_WITH(tkc_conv_transpose2d(x, w, NULL, big2, NULL, NULL, NULL, 1), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "stride 2147483647"), "conv_transpose2d stride INT_MAX: %s", tkc_last_error());
+  FAIL_WITH(tkc_conv_transpose2d(x, w, NULL, big2, big2, NULL, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv_transpose2d(x, w, NULL, NULL, big2, NULL, NULL, 1), TKC_ESHAPE); /* empty output */
+  /* pools: kernels, strides, dilations of INT_MAX; an axis near INT64_MAX with ceil_mode */
+  FAIL_WITH(tkc_max_pool2d(x, big2, NULL, NULL, NULL, 0), TKC_ESHAPE);
+  FAIL_WITH(tkc_max_pool2d(x, two, NULL, NULL, big2, 1), TKC_ESHAPE);
+  TR_EXPECT(one_value(tkc_max_pool2d(x, two, big2, NULL, NULL, 1)) == 5, "max_pool2d stride INT_MAX");
+  TR_EXPECT(one_value(tkc_avg_pool2d(x, two, big2, NULL, 1, 1)) == 2.5f, "avg_pool2d stride INT_MAX");
+  tkc_tensor *huge = tkc_full(ctx, TKC_BOOL, 4, (const int64_t[]){1, 1, INT64_MAX - 10, 1}, 0);
+  assert_non_null(huge);
+  FAIL_WITH(tkc_max_pool2d(huge, (const int[]){3, 1}, (const int[]){INT_MAX, 1}, (const int[]){1, 0}, NULL, 1), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "spatial dims"), "max_pool2d on a 2^63 axis: %s", tkc_last_error());
+  /* interpolate: output sizes past int32 (2 * out + 1 overflowed int64) */
+  FAIL_WITH(tkc_interpolate(x, INT64_MAX, INT64_MAX, TKC_INTERP_NEAREST, 0), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "out_h 9223372036854775807"), "interpolate INT64_MAX: %s", tkc_last_error());
+  FAIL_WITH(tkc_interpolate(x, 4, INT64_MAX, TKC_INTERP_BILINEAR, 1), TKC_ESHAPE);
+  TR_EXPECT(strstr(tkc_last_error(), "out_w 9223372036854775807"), "interpolate out_w INT64_MAX: %s", tkc_last_error());
+  FAIL_WITH(tkc_interpolate(x, INT32_MAX, 4, TKC_INTERP_NEAREST, 0), TKC_ESHAPE);
+  tkc_tensor *widest = tkc_full(ctx, TKC_INT8, 4, (const int64_t[]){1, 1, INT64_MAX, 1}, 0); /* in + 1 overflowed */
+  assert_non_null(widest);
+  FAIL_WITH(tkc_interpolate(widest, 4, 4, TKC_INTERP_NEAREST, 0), TKC_ESHAPE);
+  CTX_OK("argument overflow");
+  tkc_ctx_free(ctx);
+  TR_END();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_ctx_errors),          cmocka_unit_test(test_creation_errors),
       cmocka_unit_test(test_elementwise_errors),  cmocka_unit_test(test_reduce_movement_errors),
       cmocka_unit_test(test_running_errors),      cmocka_unit_test(test_null_chains),
-      cmocka_unit_test(test_errors_are_silent),
+      cmocka_unit_test(test_errors_are_silent),      cmocka_unit_test(test_argument_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -125,11 +125,19 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   if (stride < 1 || padding < 0) return tkc_err_null(TKC_EINVAL, "conv2d: stride (%d) must be >= 1 and padding (%d) >= 0", stride, padding);
   int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0], kh = wn->shape[2], kw = wn->shape[3];
   if (wn->shape[1] != c) return tkc_err_null(TKC_ESHAPE, "conv2d: x %s has %lld channels, w %s expects %lld", TKC_NODE_SHAPE(xn), (long long)c, TKC_NODE_SHAPE(wn), (long long)wn->shape[1]);
-  int64_t hp = xn->shape[2] + 2 * padding, wp = xn->shape[3] + 2 * padding;
+  /* padding up to INT_MAX: 2 * padding in int64, and a padded input or windows too large to exist
+   * refused naming padding (not as a kernel larger than a wrapped size) */
+  int64_t hp, wp;
+  if (__builtin_add_overflow(xn->shape[2], 2 * (int64_t)padding, &hp) || __builtin_add_overflow(xn->shape[3], 2 * (int64_t)padding, &wp))
+    return tkc_err_null(TKC_ESHAPE, "conv2d: padding %d: the padded input of x %s overflows 64 bits", padding, TKC_NODE_SHAPE(xn));
   if (kh < 1 || kw < 1 || kh > hp || kw > wp) return tkc_err_null(TKC_ESHAPE, "conv2d: the kernel %lldx%lld is larger than the padded input %lldx%lld", (long long)kh, (long long)kw, (long long)hp, (long long)wp);
   if (bias && (bias->node->ndim != 1 || bias->node->shape[0] != o)) return tkc_err_null(TKC_ESHAPE, "conv2d: bias %s must have shape (%lld,)", TKC_NODE_SHAPE(bias->node), (long long)o);
   if (bias && (bias->ctx != x->ctx)) return tkc_err_null(TKC_EINVAL, "conv2d: the tensors belong to different ctxs");
   int64_t oh = (hp - kh) / stride + 1, ow = (wp - kw) / stride + 1;
+  int64_t padded[4] = {nb, c, hp, wp}, windowed[7] = {nb, o, c, oh, ow, kh, kw}, item = (int64_t)tkc_dtype_size(tkc_least_upper_dtype(xn->dtype, wn->dtype));
+  if (tkc_shape_size_checked(4, padded, item, NULL) || tkc_shape_size_checked(7, windowed, item, NULL))
+    return tkc_err_null(TKC_ESHAPE, "conv2d: x %s, w %s, stride %d, padding %d: the padded input (%lldx%lld) or its windows overflow 64 bits in size",
+                        TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), stride, padding, (long long)hp, (long long)wp);
   int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
   int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, bs[7] = {1, o, 1, 1, 1, 1, 1}, out[4] = {nb, o, oh, ow};
   int axes[3] = {2, 5, 6};

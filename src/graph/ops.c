@@ -78,10 +78,18 @@ static tkc_status broadcast_shape(const char *what, const tkc_lazy *a, const tkc
   return TKC_OK;
 }
 
+/* uint32 and a signed int of at most 32 bits: they promote to int64, which a comparison of them
+ * does without (cmp) */
+static int u32_and_signed(tkc_dtype a, tkc_dtype b) {
+  if (b == TKC_UINT32) b = a, a = TKC_UINT32;
+  return a == TKC_UINT32 && tkc_dtype_is_int(b) && !tkc_dtype_is_unsigned(b) && tkc_dtype_size(b) <= 4;
+}
+
 /* the operands of a binary op, broadcast to one shape and cast to one dtype; for ops that compute in
  * floats (to_float) ints go straight to the float dtype of their promotion (the same values: each
- * int converts exactly once), so int32 / uint32 does not need int64 on a device without it */
-static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, int to_float, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
+ * int converts exactly once), so int32 / uint32 does not need int64 on a device without it. A
+ * comparison (keep_mixed) of uint32 with a signed int keeps their dtypes: cmp compares them. */
+static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, int to_float, int keep_mixed, tkc_dtype *dt, tkc_lazy **x, tkc_lazy **y) {
   if (tkc_check(a) || tkc_check(b)) return -1;
   if (a->ctx != b->ctx) {
     tkc_err(TKC_EINVAL, "%s: the tensors belong to different ctxs", what);
@@ -92,10 +100,11 @@ static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, int to_float
   if (broadcast_shape(what, a->node, b->node, &ndim, shape)) return -1;
   *dt = tkc_least_upper_dtype(a->node->dtype, b->node->dtype);
   if (to_float && !tkc_dtype_is_float(*dt)) *dt = float_of(*dt);
-  if (tkc_ctx_check_dtype(a->ctx, *dt, what)) return -1; /* int32 and uint32 meet in int64 */
+  int mixed = keep_mixed && u32_and_signed(a->node->dtype, b->node->dtype);
+  if (!mixed && tkc_ctx_check_dtype(a->ctx, *dt, what)) return -1; /* int32 and uint32 meet in int64 */
   tkc_lazy *xa = tkc_lz_broadcast(a->node, ndim, shape), *xb = xa ? tkc_lz_broadcast(b->node, ndim, shape) : NULL;
-  *x = take_cast(xa, *dt);
-  *y = take_cast(xb, *dt);
+  *x = mixed ? xa : take_cast(xa, *dt);
+  *y = mixed ? xb : take_cast(xb, *dt);
   if (!*x || !*y) {
     tkc_lazy_unref(*x);
     tkc_lazy_unref(*y);
@@ -104,10 +113,10 @@ static int operands(const char *what, tkc_tensor *a, tkc_tensor *b, int to_float
   return 0;
 }
 
-enum { ANY = 0, NO_BOOL = 1, INTS = 2, INTS_BOOL = 3, FLOATS = 4 };
+enum { ANY = 0, NO_BOOL = 1, INTS = 2, INTS_BOOL = 3, FLOATS = 4, COMPARE = 5 /* ANY; operands may keep uint32 + signed */ };
 
 static int dtype_ok(tkc_dtype dt, int rule, const char *what) {
-  int ok = rule == ANY || (rule == NO_BOOL && dt != TKC_BOOL) || (rule == INTS && tkc_dtype_is_int(dt)) ||
+  int ok = rule == ANY || rule == COMPARE || (rule == NO_BOOL && dt != TKC_BOOL) || (rule == INTS && tkc_dtype_is_int(dt)) ||
            (rule == INTS_BOOL && (tkc_dtype_is_int(dt) || dt == TKC_BOOL)) || (rule == FLOATS && tkc_dtype_is_float(dt));
   if (!ok) tkc_err(TKC_EDTYPE, "%s does not accept %s", what, tkc_dtype_name(dt));
   return ok;
@@ -118,7 +127,7 @@ typedef tkc_lazy *(*binary_fn)(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt);
 static tkc_tensor *binary(tkc_tensor *a, tkc_tensor *b, int rule, int to_float, const char *what, binary_fn fn) {
   tkc_dtype dt;
   tkc_lazy *x, *y;
-  if (operands(what, a, b, to_float, &dt, &x, &y)) return NULL;
+  if (operands(what, a, b, to_float, rule == COMPARE, &dt, &x, &y)) return NULL;
   tkc_lazy *r = NULL;
   if (x && y && dtype_ok(dt, rule, what)) r = fn(x, y, dt);
   tkc_lazy_unref(x);
@@ -135,17 +144,28 @@ static tkc_lazy *f_idiv(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; retu
 static tkc_lazy *f_mod(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MOD, x, y); }
 static tkc_lazy *f_max(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_MAX, x, y); }
 static tkc_lazy *f_min(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return take_where(alu2(TKC_OP_CMPLT, x, y), ref(x), ref(y)); }
-static tkc_lazy *f_lt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPLT, x, y); }
-static tkc_lazy *f_gt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPLT, y, x); }
-static tkc_lazy *f_ne(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_CMPNE, x, y); }
 static tkc_lazy *not_of(tkc_lazy *b) {
   tkc_lazy *r = b ? lnot(b) : NULL;
   tkc_lazy_unref(b);
   return r;
 }
-static tkc_lazy *f_le(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPLT, y, x)); }
-static tkc_lazy *f_ge(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPLT, x, y)); }
-static tkc_lazy *f_eq(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(alu2(TKC_OP_CMPNE, x, y)); }
+/* x < y (CMPLT) or x != y (CMPNE). For a uint32 and a signed int (left uncast by operands) the
+ * promotion is int64, which WEBGPU lacks; the same answer without it: a negative signed side is
+ * below every uint32 (and differs from it), the others compare as uint32 */
+static tkc_lazy *cmp(tkc_op op, tkc_lazy *x, tkc_lazy *y) {
+  if (!x || !y || !u32_and_signed(x->dtype, y->dtype)) return alu2(op, x, y);
+  tkc_lazy *s = x->dtype == TKC_UINT32 ? y : x;
+  tkc_lazy *neg = take2(TKC_OP_CMPLT, ref(s), konst(s, s->dtype, 0));
+  tkc_lazy *as_u32 = take2(op, take_cast(ref(x), TKC_UINT32), take_cast(ref(y), TKC_UINT32));
+  if (op == TKC_OP_CMPLT && s == y) return take2(TKC_OP_AND, not_of(neg), as_u32); /* u < s: s >= 0 and u < (u32)s */
+  return take2(TKC_OP_OR, neg, as_u32);                                           /* s < u, s != u: s < 0 or ... */
+}
+static tkc_lazy *f_lt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return cmp(TKC_OP_CMPLT, x, y); }
+static tkc_lazy *f_gt(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return cmp(TKC_OP_CMPLT, y, x); }
+static tkc_lazy *f_ne(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return cmp(TKC_OP_CMPNE, x, y); }
+static tkc_lazy *f_le(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(cmp(TKC_OP_CMPLT, y, x)); }
+static tkc_lazy *f_ge(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(cmp(TKC_OP_CMPLT, x, y)); }
+static tkc_lazy *f_eq(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return not_of(cmp(TKC_OP_CMPNE, x, y)); }
 static tkc_lazy *f_and(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_AND, x, y); }
 static tkc_lazy *f_or(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_OR, x, y); }
 static tkc_lazy *f_xor(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_XOR, x, y); }
@@ -168,12 +188,12 @@ tkc_tensor *tkc_mod(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0,
 tkc_tensor *tkc_maximum(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "maximum", f_max); }
 tkc_tensor *tkc_minimum(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "minimum", f_min); }
 tkc_tensor *tkc_pow(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, FLOATS, 1, "pow", f_pow); }
-tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "lt", f_lt); }
-tkc_tensor *tkc_le(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "le", f_le); }
-tkc_tensor *tkc_gt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "gt", f_gt); }
-tkc_tensor *tkc_ge(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "ge", f_ge); }
-tkc_tensor *tkc_eq(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "eq", f_eq); }
-tkc_tensor *tkc_ne(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, ANY, 0, "ne", f_ne); }
+tkc_tensor *tkc_lt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "lt", f_lt); }
+tkc_tensor *tkc_le(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "le", f_le); }
+tkc_tensor *tkc_gt(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "gt", f_gt); }
+tkc_tensor *tkc_ge(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "ge", f_ge); }
+tkc_tensor *tkc_eq(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "eq", f_eq); }
+tkc_tensor *tkc_ne(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, COMPARE, 0, "ne", f_ne); }
 tkc_tensor *tkc_and(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "and", f_and); }
 tkc_tensor *tkc_or(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "or", f_or); }
 tkc_tensor *tkc_xor(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOOL, 0, "xor", f_xor); }

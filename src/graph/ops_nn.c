@@ -59,6 +59,17 @@ static int numel_ok(const char *op, int n, const int64_t *d) {
   return 0;
 }
 
+/* 0 when x's spatial dims (2 and 3) and w's (kernel sizes, w may be NULL) are below 2^31: every
+ * window size below (products of them with the int stride, pad and dilation) then stays far inside
+ * int64. Larger ones could only make empty tensors: kernels index their intermediates in int32. */
+static int spatial_ok(const char *op, const tkc_lazy *x, const tkc_lazy *w) {
+  for (int i = 2; i < 4; i++) {
+    if (x->shape[i] > INT32_MAX) return tkc_err(TKC_ESHAPE, "%s: x %s: spatial dims must be below 2^31", op, TKC_NODE_SHAPE(x)), -1;
+    if (w && w->shape[i] > INT32_MAX) return tkc_err(TKC_ESHAPE, "%s: w %s: kernel sizes must be below 2^31", op, TKC_NODE_SHAPE(w)), -1;
+  }
+  return 0;
+}
+
 /* a 1-D tensor of n elements (weights, biases, statistics) */
 static int check_vec(const char *op, const char *what, const tkc_tensor *t, int64_t n) {
   if (!t || (t->node->ndim == 1 && t->node->shape[0] == n)) return 0;
@@ -211,6 +222,7 @@ static tkc_tensor *conv(const char *op, tkc_tensor *x, tkc_tensor *w, tkc_tensor
   const tkc_lazy *xn = x->node, *wn = w->node;
   if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "%s: x %s and w %s: %s needs x NCHW and w OIHW (4-d)", op, TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), op);
   if (groups < 1) return tkc_err_null(TKC_EINVAL, "%s: groups must be >= 1 (got %lld)", op, (long long)groups);
+  if (spatial_ok(op, xn, wn)) return NULL;
   int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0], cg = wn->shape[1], kh = wn->shape[2], kw = wn->shape[3];
   if (c % groups || o % groups)
     return tkc_err_null(TKC_ESHAPE, "%s: %lld input and %lld output channels do not divide into %lld groups", op, (long long)c, (long long)o,
@@ -280,14 +292,20 @@ tkc_tensor *tkc_conv_transpose2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias,
   const tkc_lazy *xn = x->node, *wn = w->node;
   if (xn->ndim != 4 || wn->ndim != 4) return tkc_err_null(TKC_ESHAPE, "%s needs x NCHW and w IOHW (4-D)", op);
   if (groups < 1) return tkc_err_null(TKC_EINVAL, "%s: groups must be >= 1 (got %d)", op, groups);
+  if (spatial_ok(op, xn, wn)) return NULL;
   int64_t nb = xn->shape[0], c = xn->shape[1], g = groups, og = wn->shape[1], k[2] = {wn->shape[2], wn->shape[3]};
   if (c % g) return tkc_err_null(TKC_ESHAPE, "%s: %lld input channels do not divide into %d groups", op, (long long)c, groups);
   if (wn->shape[0] != c) return tkc_err_null(TKC_ESHAPE, "%s: x has %lld channels, w (IOHW) expects %lld", op, (long long)c, (long long)wn->shape[0]);
   if (k[0] < 1 || k[1] < 1 || og < 1) return tkc_err_null(TKC_ESHAPE, "%s: empty kernel", op);
+  if (og > INT32_MAX / g) return tkc_err_null(TKC_ESHAPE, "%s: %d groups of %lld output channels: 2^31 or more channels", op, groups, (long long)og);
   int64_t in[2] = {xn->shape[2], xn->shape[3]}, before[2], after[2];
   for (int i = 0; i < 2; i++) {
     if (op_[i] >= (st[i] > dl[i] ? st[i] : dl[i]))
       return tkc_err_null(TKC_EINVAL, "%s: output_padding %lld must be smaller than the stride or the dilation", op, (long long)op_[i]);
+    /* both below 2^62 (spatial_ok); past 2^31 the dilated input or kernel has no int32 index */
+    if ((in[i] - 1) * st[i] > INT32_MAX || (k[i] - 1) * dl[i] > INT32_MAX)
+      return tkc_err_null(TKC_ESHAPE, "%s: stride %lld, dilation %lld: the dilated input (%lld) or kernel (%lld) spans 2^31 or more", op, (long long)st[i],
+                          (long long)dl[i], (long long)in[i], (long long)k[i]);
     if ((in[i] - 1) * st[i] - 2 * pd[i] + dl[i] * (k[i] - 1) + op_[i] + 1 < 1 || in[i] < 1)
       return tkc_err_null(TKC_ESHAPE, "%s: the output would be empty (pad %lld too large for the input)", op, (long long)pd[i]);
     before[i] = (k[i] - 1) * dl[i] - pd[i];
@@ -327,6 +345,7 @@ static int pool_args(const char *op, tkc_tensor *x, const int *kernel, const int
   if (tkc_check(x)) return -1;
   if (x->node->ndim != 4) return tkc_err(TKC_ESHAPE, "%s: needs x NCHW (4-d), got x of shape %s", op, TKC_NODE_SHAPE(x->node)), -1;
   if (!kernel) return tkc_err(TKC_EINVAL, "%s: NULL kernel", op), -1;
+  if (spatial_ok(op, x->node, NULL)) return -1;
   if (ints(op, "kernel", kernel, 2, 1, 1, k) || ints(op, "stride", stride ? stride : kernel, 2, 1, 1, st) || ints(op, "pad", pad, 2, 0, 0, pd) ||
       ints(op, "dilation", dilation, 2, 1, 1, dl))
     return -1;
@@ -404,6 +423,9 @@ tkc_tensor *tkc_interpolate(tkc_tensor *x, int64_t out_h, int64_t out_w, int mod
   if (mode == TKC_INTERP_BILINEAR ? !tkc_dtype_is_float(dt) : dt == TKC_BOOL)
     return tkc_err_null(TKC_EDTYPE, "interpolate: %s x in %s mode", tkc_dtype_name(dt), mode ? "bilinear" : "nearest");
   int64_t in[2] = {n->shape[2], n->shape[3]}, out[2] = {out_h, out_w};
+  for (int i = 0; i < 2; i++) /* before 2 * out + 1 below: a size past 2^31 has no int32 index anyway */
+    if (out[i] > INT32_MAX) return tkc_err_null(TKC_ESHAPE, "interpolate: %s %lld is 2^31 or more", i ? "out_w" : "out_h", (long long)out[i]);
+  if (spatial_ok("interpolate", n, NULL)) return NULL;
   for (int i = 0; i < 2; i++) /* index math in int32: (2*out + 1) * in */
     if (in[i] < 1 || numel_ok("interpolate", 3, (const int64_t[]){2 * out[i] + 1, in[i] + 1, 2})) {
       if (in[i] < 1) return tkc_err_null(TKC_ESHAPE, "interpolate: an empty input axis");

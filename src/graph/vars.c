@@ -2,19 +2,23 @@
  * A kernel reads a variable as a DEFINE_VAR parameter, so the one compiled kernel serves every value.
  *
  * A dim token is an int64 far below any real dim (in [-2^62, -2^62 + 2^61)) standing for
- * "variable + c": the ctx's serial number (20 bits), the variable's index (20 bits) and c + 2^20
- * (21 bits). tkc_dim_var returns the token with c = 0, and token + k is the variable plus k, so
- * shapes can say L + 1. A token from another ctx (unless 2^20 ctxs apart) or a made-up one is
- * caught. */
+ * "variable + c": the ctx's serial number (16 bits), the variable's index (12 bits) and c + 2^32
+ * (33 bits). tkc_dim_var returns the token with c = 0, and token + k is the variable plus k, so
+ * shapes can say L + 1. Only |c| < 2^20 is allowed: the offset field is far wider than that so a
+ * token pushed past the limit (L + 2^20, L - 5000000) decodes as L with a refused offset instead of
+ * as a neighbouring variable. Every token is decoded by tkc_dim_decode, which refuses offsets past
+ * +-2^20 (for |k| < 2^32 - 2^20 the variable is still named), and tokens of another ctx (unless
+ * 2^16 ctxs apart) or made up ones. */
 #include <stdatomic.h>
 #include <string.h>
 #include "graph/tensor_internal.h"
 
 #define TOKEN_BASE (INT64_MIN / 2)
-#define OFF_BITS 21
-#define VAR_BITS 20
-#define SERIAL_BITS 20
+#define OFF_BITS 33
+#define VAR_BITS 12
+#define SERIAL_BITS 16
 #define OFF_ZERO (INT64_C(1) << (OFF_BITS - 1))
+#define OFF_LIMIT (INT64_C(1) << 20) /* |c| < OFF_LIMIT, as include/tkc.h documents */
 
 static _Atomic uint64_t next_serial = 1;
 
@@ -32,7 +36,11 @@ tkc_ctx_var *tkc_dim_decode(const tkc_ctx *ctx, int64_t token, int64_t *c, const
   uint64_t t = (uint64_t)(token - TOKEN_BASE), serial = t >> (OFF_BITS + VAR_BITS), i = (t >> OFF_BITS) & ((1u << VAR_BITS) - 1);
   if (serial != ctx->serial) return tkc_err_null(TKC_EINVAL, "%s: the variable belongs to another ctx", who);
   if (i >= (uint64_t)ctx->nvars) return tkc_err_null(TKC_EINVAL, "%s: no such variable in this ctx", who);
-  if (c) *c = (int64_t)(t & ((UINT64_C(1) << OFF_BITS) - 1)) - OFF_ZERO;
+  int64_t off = (int64_t)(t & ((UINT64_C(1) << OFF_BITS) - 1)) - OFF_ZERO;
+  if (off <= -OFF_LIMIT || off >= OFF_LIMIT)
+    return tkc_err_null(TKC_EUNSUPPORTED, "%s: dim %s%+lld: a variable plus a constant past +-2^20 (|c| < 2^20)", who, ctx->vars[i].name,
+                        (long long)off);
+  if (c) *c = off;
   return &ctx->vars[i];
 }
 
@@ -183,7 +191,7 @@ int tkc_dim_add(const tkc_ctx *ctx, int64_t x, int64_t y, int sign, int64_t *out
   if (__builtin_mul_overflow(cy, (int64_t)sign, &cy) || __builtin_add_overflow(cx, cy, &c))
     return tkc_err(TKC_ESHAPE, "%s: the size overflows 64 bits", who), -1;
   if (!v) return *out = c, 0;
-  if (c < -OFF_ZERO || c >= OFF_ZERO)
+  if (c <= -OFF_LIMIT || c >= OFF_LIMIT)
     return tkc_err(TKC_EUNSUPPORTED, "%s: %s%+lld: a variable's offset must stay within +-2^20", who, v->name, (long long)c), -1;
   *out = token_of(ctx->serial, (int)(v - ctx->vars), c);
   return 0;

@@ -2,10 +2,15 @@
  * by the system C compiler into a shared object, loaded with dlopen and called through libffi.
  *
  * Compiler: $CC when set (split on blanks, so "ccache gcc" works), else clang, else cc; the first one
- * whose `--version` succeeds is used (checked once per process). It runs without a shell
- * (posix_spawnp), in a private mkdtemp directory under $TMPDIR (or /tmp), with its stdout/stderr
- * captured in a file there and only ever shown inside a TKC_ECOMPILE message. The directory and its
- * files are removed right after dlopen: the mapping stays valid until release() dlcloses it.
+ * whose `--version` succeeds is used (checked once per process). It runs without a shell (fork +
+ * execve of the program found on $PATH), in a private mkdtemp directory tkc-<pid>-XXXXXX under
+ * $TMPDIR (or /tmp), with its stdout/stderr captured in a file there and only ever shown inside a
+ * TKC_ECOMPILE message. The directory and its files are removed right after dlopen: the mapping
+ * stays valid until release() dlcloses it. On Linux the compiler is killed when the host dies
+ * (PR_SET_PDEATHSIG); the directory a killed host leaves behind is removed by the next process's
+ * first compile (its pid is gone and it is older than the compile timeout).
+ * Writes of kernel.c and kernel.so past the file size limit fail (EFBIG), never raise SIGXFSZ at
+ * the host (base/fsize_guard.h).
  *
  * Flags (kept in sync with the renderer's assumptions; see src/render/c.c):
  *   -O2 -march=native       speed, like tinygrad's ClangJITCompiler
@@ -30,15 +35,19 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 #include "runtime/device.h"
 #include "base/errno_str.h"
+#include "base/fsize_guard.h"
 #include "runtime/disk_cache.h"
 #include "runtime/host_mem.h"
 
@@ -80,45 +89,103 @@ static char **env_with_tmpdir(const char *dir) {
   return env;
 }
 
+/* the program file name runs, as execvp finds it: name itself when it has a '/', else the first
+ * executable regular file name on $PATH (default /usr/bin:/bin); 0 when there is none */
+static int find_program(const char *name, char *full, size_t n) {
+  struct stat st;
+  if (strchr(name, '/')) return (size_t)snprintf(full, n, "%s", name) < n;
+  const char *path = getenv("PATH");
+  for (const char *p = path ? path : "/usr/bin:/bin"; *p; p += *p == ':') {
+    size_t len = strcspn(p, ":");
+    if ((size_t)snprintf(full, n, "%.*s/%s", (int)len, len ? p : ".", name) < n && !stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
+      return 1;
+    p += len;
+  }
+  full[0] = 0;
+  return 0;
+}
+
+/* The child side of run_quiet, between fork and execve: async-signal-safe calls only (the host
+ * may have other threads, one of them holding malloc's lock). Default dispositions and an empty
+ * mask whatever the host set, a process group of its own, stdin from /dev/null, stdout and stderr
+ * into log; on Linux it dies with its parent. Sends execve's errno down err_fd when that fails. */
+static void exec_child(const char *path, char *const argv[], char **env, const char *log, pid_t parent, int err_fd) {
+  struct sigaction dfl;
+  memset(&dfl, 0, sizeof dfl);
+  dfl.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP) sigaction(sig, &dfl, NULL); /* glibc's reserved ones refuse: harmless */
+  setpgid(0, 0);
+#ifdef __linux__
+  /* a host killed mid-compile takes the compiler with it; the parent may have died before prctl */
+  if (prctl(PR_SET_PDEATHSIG, SIGKILL) == 0 && getppid() != parent) _exit(127);
+#else
+  (void)parent;
+#endif
+  int in = open("/dev/null", O_RDONLY), out = open(log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  int e = 0;
+  if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(1, 2) < 0) e = errno;
+  if (!e) {
+    if (in > 2) close(in);
+    if (out > 2) close(out);
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    execve(path, argv, env);
+    e = errno;
+  }
+  while (write(err_fd, &e, sizeof e) < 0 && errno == EINTR) {}
+  _exit(127);
+}
+
 /* Runs argv (PATH search, no shell) with stdin from /dev/null, stdout+stderr into log (or
  * /dev/null) and, when tmpdir is given, TMPDIR=tmpdir. The child leads a process group of its own:
  * past cc_timeout_s() the whole group (the driver and cc1/as/ld under it) is killed. Returns the exit
  * status, 128+signal when killed by a signal, -2 on the timeout, or -1 with *err set when it could
  * not be started / waited for. */
 static int run_quiet(char *const argv[], const char *log, const char *tmpdir, int *err) {
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t at;
-  pid_t pid;
   *err = 0;
+  char path[4200];
+  if (!find_program(argv[0], path, sizeof path)) {
+    *err = ENOENT;
+    return -1;
+  }
   char **env = tmpdir ? env_with_tmpdir(tmpdir) : environ;
   if (!env) { *err = ENOMEM; return -1; }
-  if (posix_spawn_file_actions_init(&fa)) { *err = ENOMEM; goto fail_env; }
-  if (posix_spawnattr_init(&at)) { posix_spawn_file_actions_destroy(&fa); *err = ENOMEM; goto fail_env; }
-  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 1, log ? log : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  /* the compiler gets default signal handling and an empty mask whatever the host program set */
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  sigdelset(&all, SIGKILL);
-  sigdelset(&all, SIGSTOP);
-  posix_spawnattr_setsigmask(&at, &none);
-  posix_spawnattr_setsigdefault(&at, &all);
-  posix_spawnattr_setpgroup(&at, 0);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-  int rc = posix_spawnp(&pid, argv[0], &fa, &at, argv, env);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&at);
+  int pipefd[2]; /* execve's errno comes back here; closed by a successful execve (O_CLOEXEC) */
+  pid_t pid = -1;
+  if (pipe2(pipefd, O_CLOEXEC) == 0) {
+    /* no host signal handler may run in the child before its dispositions are reset */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    pid_t parent = getpid();
+    pid = fork();
+    if (pid == 0) exec_child(path, argv, env, log, parent, pipefd[1]);
+    *err = pid < 0 ? errno : 0;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    close(pipefd[1]);
+    if (pid < 0) close(pipefd[0]);
+  } else *err = errno;
   if (tmpdir) {
     tkc_free(env[0]);
     tkc_free(env);
   }
-  if (rc) { *err = rc; return -1; }
+  if (pid < 0) return -1;
+  setpgid(pid, pid); /* as the child does: the group exists before any kill(-pid) below */
+  int child_err = 0;
+  ssize_t got;
+  while ((got = read(pipefd[0], &child_err, sizeof child_err)) < 0 && errno == EINTR) {}
+  close(pipefd[0]);
+  int st;
+  if (got == (ssize_t)sizeof child_err) { /* not started */
+    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
+    *err = child_err ? child_err : ENOEXEC;
+    return -1;
+  }
   /* poll: 1 ms growing to 20 ms between looks costs nothing next to a compile */
   double limit = cc_timeout_s(), waited = 0;
   useconds_t nap = 1000;
-  int st;
   for (;;) {
     pid_t w = waitpid(pid, &st, limit > 0 ? WNOHANG : 0);
     if (w == pid) break;
@@ -136,12 +203,6 @@ static int run_quiet(char *const argv[], const char *log, const char *tmpdir, in
   }
   if (WIFEXITED(st)) return WEXITSTATUS(st);
   return 128 + (WIFSIGNALED(st) ? WTERMSIG(st) : 0);
-fail_env:
-  if (tmpdir) {
-    tkc_free(env[0]);
-    tkc_free(env);
-  }
-  return -1;
 }
 
 /* $TMPDIR when it is an absolute path (a relative one, or one starting with '-', would reach the
@@ -164,6 +225,32 @@ static void remove_dir(const char *dir) {
   }
   rmdir(dir);
 }
+
+/* Compile folders tkc-<pid>-XXXXXX that a killed host left in tmp: removed when they are ours (our
+ * uid, a real folder), their pid no longer runs, and they are older than a compile may take (a
+ * process of another pid namespace sharing tmp cannot be told from a dead one by its pid). Once a
+ * process, at its first compile. Folders named otherwise (tkc-XXXXXX of older versions) stay. */
+static void remove_stale_dirs(void) {
+  const char *tmp = tmp_root();
+  DIR *d = opendir(tmp);
+  if (!d) return;
+  double limit = cc_timeout_s();
+  time_t now = time(NULL), age = (time_t)(limit > 0 ? limit + 60 : 86400);
+  char path[4400];
+  for (struct dirent *e; (e = readdir(d));) {
+    char *end;
+    if (strncmp(e->d_name, "tkc-", 4) || e->d_name[4] < '0' || e->d_name[4] > '9') continue;
+    long pid = strtol(e->d_name + 4, &end, 10);
+    struct stat st;
+    if (*end != '-' || strlen(end + 1) != 6 || pid <= 0 || pid == (long)getpid()) continue;
+    if ((size_t)snprintf(path, sizeof path, "%s/%s", tmp, e->d_name) >= sizeof path || lstat(path, &st) || !S_ISDIR(st.st_mode) ||
+        st.st_uid != geteuid() || now - st.st_mtime < age)
+      continue;
+    if (kill((pid_t)pid, 0) < 0 && errno == ESRCH) remove_dir(path);
+  }
+  closedir(d);
+}
+static pthread_once_t stale_once = PTHREAD_ONCE_INIT;
 
 /* the compiler: argv prefix (words of $CC, or one name), found once */
 static pthread_once_t cc_once = PTHREAD_ONCE_INIT;
@@ -193,21 +280,11 @@ static char *read_file(const char *path, size_t max);
 static void cc_identify(const char *ver);
 
 /* the disk cache key of the compiler's --version output: the command and the identity (path, inode,
- * size, time) of the program it runs, found on $PATH as posix_spawnp would; NULL when not found */
+ * size, time) of the program it runs, found on $PATH as run_quiet does; NULL when not found */
 static char *version_key(const char *cmd, size_t *n) {
-  const char *name = cc_words[0], *path = getenv("PATH");
-  char full[4200] = "";
+  char full[4200];
   struct stat st;
-  if (strchr(name, '/')) snprintf(full, sizeof full, "%s", name);
-  else
-    for (const char *p = path ? path : "/usr/bin:/bin"; *p; p += *p == ':') {
-      size_t len = strcspn(p, ":");
-      snprintf(full, sizeof full, "%.*s/%s", (int)len, len ? p : ".", name);
-      if (!stat(full, &st) && S_ISREG(st.st_mode)) break;
-      full[0] = 0;
-      p += len;
-    }
-  if (!full[0] || stat(full, &st)) return NULL;
+  if (!find_program(cc_words[0], full, sizeof full) || stat(full, &st)) return NULL;
   tkc_sbuf b = {0};
   tkc_sbuf_printf(&b, "tkc %s compiler version\n%s\n%s %llu %lld %lld", tkc_version(), cmd, full, (unsigned long long)st.st_ino,
                   (long long)st.st_size, (long long)st.st_mtime);
@@ -386,9 +463,10 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   char why[600];
   if (!cpu_available(why, sizeof why)) return tkc_err(TKC_EDEVICE, "CPU: %s", why);
 
+  pthread_once(&stale_once, remove_stale_dirs);
   const char *tmp = tmp_root();
   char dir[4096], src[4200], out[4200], log[4200];
-  if ((size_t)snprintf(dir, sizeof dir, "%s/tkc-XXXXXX", tmp) >= sizeof dir) return tkc_err(TKC_ERUNTIME, "CPU: $TMPDIR is too long");
+  if ((size_t)snprintf(dir, sizeof dir, "%s/tkc-%ld-XXXXXX", tmp, (long)getpid()) >= sizeof dir) return tkc_err(TKC_ERUNTIME, "CPU: $TMPDIR is too long");
   if (!mkdtemp(dir)) return tkc_err(TKC_ERUNTIME, "CPU: cannot create a temporary directory in %s: %s", tmp, TKC_STRERROR(errno));
   snprintf(src, sizeof src, "%s/kernel.c", dir);
   snprintf(out, sizeof out, "%s/kernel.so", dir);
@@ -400,19 +478,24 @@ static tkc_status cpu_compile(const tkc_kernel *k, void **handle) {
   char *key = tkc_dcache_on() ? object_key(k, &keylen) : NULL;
   void *obj = key ? tkc_dcache_get("cpu", key, keylen, &objlen) : NULL;
   FILE *f = NULL;
+  tkc_fsize_guard g; /* past the file size limit the writes fail with EFBIG: no SIGXFSZ at the host */
   if (obj) { /* built by an earlier process: dlopen wants a file */
+    tkc_fsize_guard_begin(&g);
     f = fopen(out, "wb");
     int ok = f && fwrite(obj, 1, objlen, f) == objlen;
     if (f && fclose(f) != 0) ok = 0;
+    tkc_fsize_guard_end(&g);
     f = NULL;
     if (ok) goto load;
   }
 compile:
+  tkc_fsize_guard_begin(&g);
   f = fopen(src, "wb");
   size_t slen = strlen(k->source);
   int wrote = f && fwrite(k->source, 1, slen, f) == slen;
   int e = errno;
   if (f && fclose(f) != 0 && wrote) wrote = 0, e = errno; /* closed either way: never a second fclose */
+  tkc_fsize_guard_end(&g);
   if (!wrote) {
     f = NULL;
     st = tkc_err(TKC_ERUNTIME, "CPU: cannot write %s: %s", src, TKC_STRERROR(e));

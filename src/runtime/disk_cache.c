@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/errno_str.h"
+#include "base/fsize_guard.h"
 #include "runtime/disk_cache.h"
 #include "tkc/runtime.h"
 
@@ -237,10 +238,13 @@ void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void
     return;
   }
   snprintf(tmp, sizeof tmp, "%s/.tmp-%ld-%u-%lx", dir, (long)getpid(), atomic_fetch_add(&tmp_serial, 1), (unsigned long)time(NULL));
-  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   entry_header h = {{'t', 'k', 'c', 'c', 'a', 'c', 'h', 'e'}, FORMAT_VERSION, 0, keylen, n, entry_sum(key, keylen, data, n)};
+  tkc_fsize_guard g; /* past the file size limit: EFBIG, not SIGXFSZ */
+  tkc_fsize_guard_begin(&g);
+  int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   int ok = fd >= 0 && write_all(fd, &h, sizeof h) && write_all(fd, key, keylen) && write_all(fd, data, n);
   if (fd >= 0 && close(fd)) ok = 0;
+  tkc_fsize_guard_end(&g);
   if (ok && rename(tmp, path)) ok = 0;
   if (!ok) {
     int e = errno;

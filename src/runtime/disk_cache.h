@@ -15,7 +15,8 @@
 TKC_HIDDEN void *tkc_dcache_get(const char *kind, const void *key, size_t keylen, size_t *n);
 
 /* Stores data under key, atomically (a private temporary file renamed into place), then keeps the
- * cache within its size bound. Failures only count in the stats (and print at TKC_DEBUG >= 2). */
+ * cache within its size bound. Failures (a full disk, the file size limit: EFBIG, never SIGXFSZ)
+ * only count in the stats (and print at TKC_DEBUG >= 2, naming the file and the reason). */
 TKC_HIDDEN void tkc_dcache_put(const char *kind, const void *key, size_t keylen, const void *data, size_t n);
 
 /* Whether a cache folder is in effect (TKC_CACHE_DIR is not empty, or a default one can be named):
