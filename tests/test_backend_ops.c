@@ -1491,7 +1491,7 @@ static const alu_row ALU_ROWS[] = {
     {S_EDGE_I8, TKC_OP_SHR, SAME, 0, 0}, {S_EDGE_I8, TKC_OP_MUL, SAME, 0, 0}, {S_EDGE_I8, TKC_OP_SUB, SAME, 0, 0},
     {S_EDGE_I8, TKC_OP_MAX, SAME, 0, 0}, {S_EDGE_I8, TKC_OP_ADD, SAME, 0, 0}, {S_EDGE_I8, TKC_OP_NEG, SAME, 0, 0},
     /* bool arithmetic is Python's: True+True is True, x//0 is 0 */
-    {S_EDGE_BOOL, TKC_OP_IDIV, SAME, 0, 0}, {S_EDGE_BOOL, TKC_OP_MOD, SAME, 0, 0}, {S_BOOL, TKC_OP_NEG, SAME, 0, 0},
+    {S_EDGE_BOOL, TKC_OP_IDIV, SAME, 0, 0}, {S_EDGE_BOOL, TKC_OP_MOD, SAME, 0, 0}, {S_EDGE_BOOL, TKC_OP_NEG, SAME, 0, 0},
     /* floats: NaN in MAX and compares, signed zeros, RECIP of zeros, saturating casts (NaN -> 0) */
     {S_EDGE_F32, TKC_OP_MAX, SAME, 0, 0}, {S_EDGE_F32, TKC_OP_CMPLT, SAME, 0, 0}, {S_EDGE_F32, TKC_OP_CMPNE, SAME, 0, 0},
     {S_EDGE_F32, TKC_OP_ADD, SAME, 0, 0}, {S_EDGE_F32, TKC_OP_RECIP, SAME, 0, 0}, {S_EDGE_F32, TKC_OP_NEG, SAME, 0, 0},
