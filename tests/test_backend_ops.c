@@ -133,6 +133,7 @@ static const bo_shape SH_INDEX[] = { /* input 0 the data, input 1 an index (buil
     {2, {2, 2}, {{5, 7}, {5, 4}}, {L_PERM, L_C}, 1, 0},
     {2, {1, 1}, {{33}, {9}}, {L_SLICE, L_C}, 0, 0},
     END};
+static const bo_shape SH_MATZERO[] = {S1(L_C, 2, 1), S1(L_C, 4, 33), S1(L_PERM, 33, 7), END};
 static const bo_shape SH_SORT[] = {SA(-1, 0, L_C, 3, 7), SA(0, 0, L_C, 33), SA(0, 1, L_PERM, 6, 4), SA(0, 0, L_C, 1), END};
 
 /* ================================================================ the tensor table */
@@ -159,7 +160,7 @@ enum { P_MAX, P_AVG };
 enum { N_LAYER, N_LAYER_AFFINE, N_RMS };
 enum { I_GATHER, I_INDEX_SELECT, I_ONE_HOT };
 enum { O_SORT_VALUES, O_SORT_INDICES, O_TOPK_VALUES, O_TOPK_INDICES };
-enum { X_CUMSUM_DIV, X_MUL_ADD_RELU };
+enum { X_CUMSUM_DIV, X_MUL_ADD_RELU, X_MATMUL_ZEROS };
 
 /* input value domains: tensor_ref.h's TR_DOM_* and these */
 enum { D_UNIT = 16, /* floats in [-1, 1] */
@@ -360,6 +361,8 @@ static const bo_row TENSOR_ROWS[] = {
     /* fused expressions */
     {"cumsum of a division", F_FUSED, X_CUMSUM_DIV, DT(TKC_FLOAT32) | DT(TKC_FLOAT16), SH_BINARY, {TR_DOM_ANY, TR_DOM_NONZERO}, 1,
      {SAME, SAME, SAME}, 0, 0}, /* a fuzz find: the window padding pushed into FDIV gave 0/0 = NaN */
+    {"matmul with a constant zero matrix", F_FUSED, X_MATMUL_ZEROS, DT(TKC_FLOAT32) | DT(TKC_FLOAT16), SH_MATZERO, {D_SPECIAL}, 0,
+     {SAME, SAME, SAME}, 0, 1}, /* a fuzz find: inf * 0.0 was folded to 0 (it is NaN) */
     {"relu(a*b+a)", F_FUSED, X_MUL_ADD_RELU, D_FLOATS | DT(TKC_INT32), SH_BINARY, {TR_DOM_ANY, TR_DOM_ANY}, 0, {SAME, SAME, SAME}, 0, 0},
 };
 #define NTROWS ((int)(sizeof TENSOR_ROWS / sizeof *TENSOR_ROWS))
@@ -916,6 +919,10 @@ static href bo_reference(const bo_row *r, const bo_shape *sh, const href *in) {
       href flat = tr_reshape(&q, 1, (const int64_t[]){q.n}), h = ref_scan(C_CUMSUM, &flat, 0);
       tr_free(&q), tr_free(&flat);
       return h;
+    } else if (r->op == X_MATMUL_ZEROS) {
+      href z = tr_new(in[0].dt, 2, (const int64_t[]){in[0].shape[1], 1}), h = tr_matmul(&in[0], &z); /* calloc: zeros */
+      tr_free(&z);
+      return h;
     } else {
       href m = tr_binary(TR_MUL, &in[0], &in[1]), s = tr_binary(TR_ADD, &m, &in[0]), h = tr_unary(TR_RELU, &s);
       tr_free(&m), tr_free(&s);
@@ -1095,8 +1102,8 @@ static tkc_tensor *bo_build(const bo_row *r, const bo_shape *sh, tkc_ctx *ctx, t
     return st ? NULL : want_idx ? ix : v;
   }
   default:
-    (void)ctx;
     if (r->op == X_CUMSUM_DIV) return tkc_cumsum(tkc_flatten(tkc_div(a, b), 0, -1), 0);
+    if (r->op == X_MATMUL_ZEROS) return tkc_matmul(a, tkc_full(ctx, tkc_dtype_of(a), 2, (const int64_t[]){tkc_dim(a, 1), 1}, 0.0));
     return tkc_relu(tkc_add(tkc_mul(a, b), a));
   }
 }
@@ -1207,6 +1214,9 @@ static bool case_sampled(int nth_dtype, int ci) {
   return ci == 1 || ci == 2 + nth_dtype % 3;
 }
 
+/* whether dev runs here; else why. A build with webgpu.h (TKC_WEBGPU_EXPECTED) must have the WEBGPU
+ * device unless TKC_SKIP_WEBGPU=1, and TKC_REQUIRE_CUDA=1 (scripts/gpu-check.sh) requires CUDA: a CI
+ * machine missing the driver fails instead of skipping. */
 static bool device_ok(const char *dev, char *why, size_t n) {
   const char *only = getenv("TKC_TEST_DEVICES");
   if (only && *only && !strstr(only, dev)) {
@@ -1216,6 +1226,13 @@ static bool device_ok(const char *dev, char *why, size_t n) {
   if (tkc_device_available(dev)) return true;
   tkc_device_get(dev);
   snprintf(why, n, "%s", tkc_last_error());
+  const char *skip_wgpu = getenv("TKC_SKIP_WEBGPU"), *need_cuda = getenv("TKC_REQUIRE_CUDA");
+  bool required = !strcmp(dev, "CUDA") && need_cuda && !strcmp(need_cuda, "1");
+#ifdef TKC_WEBGPU_EXPECTED
+  required |= !strcmp(dev, "WEBGPU") && !(skip_wgpu && !strcmp(skip_wgpu, "1"));
+#endif
+  (void)skip_wgpu;
+  if (required) fail_msg("%s is required here but unavailable: %s", dev, why);
   return false;
 }
 
@@ -1565,13 +1582,14 @@ static bool alu_same(tkc_dtype dt, const void *x, const void *y, size_t i, doubl
 }
 
 /* the value a row stores, from the loaded operands x and y */
-static tkc_uop *alu_value(tkc_graph *g, const alu_row *r, tkc_uop *x, tkc_uop *y) {
+static tkc_uop *alu_value(tkc_graph *g, const alu_row *r, tkc_uop *x, tkc_uop *y, tkc_uop *ab, tkc_uop *rg, int n) {
   tkc_dtype dt = ALU_SETS[r->set].dt, o = alu_out_dt(r);
   switch (r->fx) {
   case FX_SCALE: /* (dt)((float)x * 1.0001) */
     return tkc_uop_cast(g, k_mul(g, tkc_uop_cast(g, x, dt_(TKC_FLOAT32)), tkc_uop_const_float(g, dt_(TKC_FLOAT32), 1.0001)), dt_(dt));
   case FX_X50_I8: return tkc_uop_cast(g, k_mul(g, x, tkc_uop_const_float(g, dt_(dt), 50.0)), dt_(TKC_INT8));
-  case FX_NANBITS: { /* isnan(x) + 2 (x != y) + 4 (x < y) + 8 (max(x, y) != x) */
+  case FX_NANBITS: { /* isnan(x) + 2 (x != y) + 4 (x < y) + 8 (max(x, y) != x), y = a[(i + 1) % n] */
+    y = k_load(g, ab, k_mul(g, tkc_uop_alu2(g, TKC_OP_MOD, k_add(g, rg, k_int(g, 1)), k_int(g, n)), k_int(g, 1)));
     tkc_uop *bits = tkc_uop_cast(g, tkc_uop_alu2(g, TKC_OP_CMPNE, x, x), dt_(TKC_INT32));
     bits = k_add(g, bits, k_mul(g, tkc_uop_cast(g, tkc_uop_alu2(g, TKC_OP_CMPNE, x, y), dt_(TKC_INT32)), k_int(g, 2)));
     bits = k_add(g, bits, k_mul(g, tkc_uop_cast(g, tkc_uop_alu2(g, TKC_OP_CMPLT, x, y), dt_(TKC_INT32)), k_int(g, 4)));
@@ -1601,7 +1619,7 @@ static tkc_status alu_run(const char *dev, const int *rows, int nout, const void
                  tkc_uop_alu2(g, TKC_OP_MUL, v, v), NULL);
   } else {
     tkc_uop *rg = k_range(g, s->n, 0), *x = k_load(g, ab, rg), *y = k_load(g, bb, rg);
-    for (int k = 0; k < nout; k++) st[k] = k_store(g, k_buf(g, k, alu_out_dt(&ALU_ROWS[rows[k]])), rg, alu_value(g, &ALU_ROWS[rows[k]], x, y));
+    for (int k = 0; k < nout; k++) st[k] = k_store(g, k_buf(g, k, alu_out_dt(&ALU_ROWS[rows[k]])), rg, alu_value(g, &ALU_ROWS[rows[k]], x, y, ab, rg, s->n));
   }
   for (int k = 0; k < nout; k++) {
     tkc_dtype o = alu_out_dt(&ALU_ROWS[rows[k]]);
@@ -1612,7 +1630,7 @@ static tkc_status alu_run(const char *dev, const int *rows, int nout, const void
   host[nout] = (void *)a, host[nout + 1] = (void *)b; /* copies of the inputs: copied back unchanged */
   bool uses_b = false; /* a kernel of unary rows takes no second input */
   for (int k = 0; k < nout; k++)
-    uses_b |= ALU_ROWS[rows[k]].fx == FX_NANBITS || (!ALU_ROWS[rows[k]].fx && !alu_unary(ALU_ROWS[rows[k]].op));
+    uses_b |= !ALU_ROWS[rows[k]].fx && !alu_unary(ALU_ROWS[rows[k]].op);
   tkc_status stt = k_run(dev, g, tkc_uop_sink(g, nout, st), nout + 1 + uses_b, dts, ns, host, NULL, 0);
   if (stt) printf("  %s on %s: %s\n", s->name, dev, tkc_last_error());
   tkc_graph_free(g);
