@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/gpu-check.sh — on a machine with an NVIDIA GPU and driver: build tkc and run exactly the
 # CUDA-labelled tests (`ctest -L cuda`): the PTX renderer checks (test_ptx, with ptxas when present),
-# the CUDA-vs-INTERP kernel suite (test_cuda), the kernel suite on every device (test_kernels), the
-# kernel opts against INTERP (test_opts: shared-memory reductions, tensor cores) and test_tensor_reduce.
+# the CUDA-vs-INTERP kernel suite (test_cuda), the kernel suite on every device (test_kernels), every
+# op on every device against C and INTERP (test_backend_ops), the kernel opts against INTERP (test_opts:
+# shared-memory reductions, tensor cores) and test_tensor_reduce.
 # TKC_REQUIRE_CUDA=1 makes a missing/broken CUDA device a failure instead of a skip.
 #
 #   scripts/gpu-check.sh                 build in build-gpu/ (BUILD_DIR=... to change), then test
