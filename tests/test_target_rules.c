@@ -198,7 +198,9 @@ static void test_divmod_safe_divisors(void **state) {
   tkc_uop *guarded = tkc_graph_rewrite(g, m1, both, NULL);
   assert_ptr_not_equal(guarded, m1);
   assert_int_equal(guarded->op, TKC_OP_WHERE);
-  /* unknown flags are refused */
+  /* no flags: an empty matcher; unknown flags are refused */
+  assert_non_null(tkc_target_rules(0));
+  assert_int_equal(tkc_matcher_size(tkc_target_rules(0)), 0);
   assert_null(tkc_target_rules(1u << TKC_TARGET_NFLAGS));
   assert_int_equal(tkc_last_status(), TKC_EINVAL);
   tkc_graph_free(g);

@@ -539,6 +539,15 @@ static void test_argument_overflow(void **state) {
   tkc_tensor *widest = tkc_full(ctx, TKC_INT8, 4, (const int64_t[]){1, 1, INT64_MAX, 1}, 0); /* in + 1 overflowed */
   assert_non_null(widest);
   FAIL_WITH(tkc_interpolate(widest, 4, 4, TKC_INTERP_NEAREST, 0), TKC_ESHAPE);
+  /* a variable-length spatial dim (its token is near -2^62) with the same arguments */
+  int64_t L = tkc_dim_var(ctx, "L", 1, 8);
+  tkc_tensor *xv = f32(ctx, 4, (const int64_t[]){1, 1, L, 4});
+  assert_non_null(xv);
+  FAIL_WITH(tkc_conv_transpose2d(xv, w, NULL, big2, NULL, NULL, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv2d_ex(xv, w, NULL, big2, big4, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_conv2d(xv, w, NULL, INT_MAX, INT_MAX), TKC_ESHAPE);
+  FAIL_WITH(tkc_max_pool2d(xv, two, big2, NULL, big2, 1), TKC_ESHAPE);
+  FAIL_WITH(tkc_interpolate(xv, INT32_MAX, INT32_MAX, TKC_INTERP_BILINEAR, 0), TKC_ESHAPE);
   CTX_OK("argument overflow");
   tkc_ctx_free(ctx);
   TR_END();

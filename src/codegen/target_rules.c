@@ -121,12 +121,12 @@ static tkc_uop *bool_divmod(tkc_graph *g, const tkc_match *m, void *ctx) {
 }
 
 static const tkc_rule div_zero_rules[] = {
-    {"(IDIV|MOD<bool> a d)", bool_divmod},
-    {"=(IDIV|MOD<ints> a d)", guard_div_zero},
+    {"(IDIV|MOD<bool> a d)", bool_divmod},     /* a/b -> a & b;  a%b -> (bool)((uint8)a % (uint8)b) */
+    {"=(IDIV|MOD<ints> a d)", guard_div_zero}, /* a/d -> d != 0 ? a / (d != 0 ? d : 1) : 0, likewise % */
 };
 static const tkc_rule div_both_rules[] = {
     {"(IDIV|MOD<bool> a d)", bool_divmod},
-    {"=(IDIV|MOD<ints> a d)", guard_div_both},
+    {"=(IDIV|MOD<ints> a d)", guard_div_both}, /* ... and for signed d == -1: a/d -> -a, a%d -> 0 */
 };
 
 /* ---------------------------------------------------------------- bfloat16 as bits */

@@ -302,11 +302,12 @@ tkc_tensor *tkc_conv_transpose2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias,
   for (int i = 0; i < 2; i++) {
     if (op_[i] >= (st[i] > dl[i] ? st[i] : dl[i]))
       return tkc_err_null(TKC_EINVAL, "%s: output_padding %lld must be smaller than the stride or the dilation", op, (long long)op_[i]);
+    if (in[i] < 1) return tkc_err_null(TKC_ESHAPE, "%s: the output would be empty (x %s)", op, TKC_NODE_SHAPE(xn));
     /* both below 2^62 (spatial_ok); past 2^31 the dilated input or kernel has no int32 index */
     if ((in[i] - 1) * st[i] > INT32_MAX || (k[i] - 1) * dl[i] > INT32_MAX)
       return tkc_err_null(TKC_ESHAPE, "%s: stride %lld, dilation %lld: the dilated input (%lld) or kernel (%lld) spans 2^31 or more", op, (long long)st[i],
                           (long long)dl[i], (long long)in[i], (long long)k[i]);
-    if ((in[i] - 1) * st[i] - 2 * pd[i] + dl[i] * (k[i] - 1) + op_[i] + 1 < 1 || in[i] < 1)
+    if ((in[i] - 1) * st[i] - 2 * pd[i] + dl[i] * (k[i] - 1) + op_[i] + 1 < 1)
       return tkc_err_null(TKC_ESHAPE, "%s: the output would be empty (pad %lld too large for the input)", op, (long long)pd[i]);
     before[i] = (k[i] - 1) * dl[i] - pd[i];
     after[i] = before[i] + op_[i];

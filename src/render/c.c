@@ -28,10 +28,7 @@
  *    Vector ALU ops, casts and bool vectors are rendered lane by lane: `(float4){a[0]+b[0], ...}`.
  *    bfloat16 and non-power-of-two vectors are loaded/stored lane by lane.
  *  - bitcasts go through a union compound literal (no strict-aliasing UB).
- * Single-use ALU/CAST/BITCAST/VECTORIZE values are inlined into their user as tinygrad does
- * (CONST/GEP/INDEX always are); loads, accumulators and shared values get names
- * (val0, alu0, cast0, acc0, ridx0). Values used more than once by one expression (MAX, guarded
- * IDIV/MOD, lane-wise vector ops) are always named so nothing is evaluated twice. */
+ * The render loop, naming and inlining are cstyle.c's; this file is C's language table. */
 #include <stdio.h>
 #include <string.h>
 #include "base/common.h"
@@ -183,6 +180,19 @@ static char *guarded_divmod(tkc_cs *cs, int op, int s, const char *const *a) {
   return xfmt(cs, "((%s==0||%s==-1)?0:(%s%%%s))", a[1], a[1], a[0], a[1]);
 }
 
+/* the result e (taken) of op on type s, which C computes in a wider type, rounded / wrapped back to s:
+ * half and bfloat16 (tkc_bf16_round: the bfloat16 emulation) round once per op, narrow ints wrap */
+static char *round_back(tkc_cs *cs, int op, int s, char *e) {
+  if (!e || op == TKC_OP_WHERE || op == TKC_OP_MAX) return e;
+  char *w;
+  if (s == TKC_FLOAT16) w = xfmt(cs, "((half)%s)", e);
+  else if (s == TKC_BFLOAT16 && op != TKC_OP_NEG) w = xfmt(cs, "tkc_bf16_round(%s)", e);
+  else if (narrow(s) && op != TKC_OP_AND && op != TKC_OP_OR && op != TKC_OP_XOR) w = xfmt(cs, "((%s)%s)", reg_name[s], e);
+  else return e;
+  tkc_free(e);
+  return w;
+}
+
 /* One scalar ALU op; NULL + error when C cannot express it. */
 static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool scalar) {
   int op = u->op, s = u->dtype.scalar;
@@ -222,16 +232,7 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool
   default: e = tkc_cs_op(cs, op, b);
   }
   tkc_free(dbl);
-  if (!e) return NULL;
-  /* round / wrap the result back to its type */
-  bool exact = op == TKC_OP_WHERE || op == TKC_OP_MAX;
-  char *w = NULL;
-  if (s == TKC_FLOAT16 && !exact) w = xfmt(cs, "((half)%s)", e);
-  else if (bf && !exact && op != TKC_OP_NEG) w = xfmt(cs, "tkc_bf16_round(%s)", e);
-  else if (narrow(s) && !exact && op != TKC_OP_AND && op != TKC_OP_OR && op != TKC_OP_XOR) w = xfmt(cs, "((%s)%s)", reg_name[s], e);
-  else return e;
-  tkc_free(e);
-  return w;
+  return round_back(cs, op, s, e);
 }
 
 /* the bit pattern (as unsigned short) of a 16-bit value x of scalar type s */

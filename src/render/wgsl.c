@@ -44,8 +44,7 @@
  *    and casts lane by lane. Wider vectors and vector access to packed buffers are TKC_EUNSUPPORTED
  *    (max_vector = 4 and scalar_access_dtypes keep the optimizer from making them).
  *  - gated loads read nothing when the gate is false (var + if), so no out-of-bounds access happens.
- * Single-use ALU/CAST/BITCAST/VECTORIZE values are inlined into their user; loads, accumulators and
- * shared values get names (val0, alu0, cast0, acc0, ridx0). */
+ * The render loop, naming and inlining are cstyle.c's; this file is WGSL's language table. */
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
