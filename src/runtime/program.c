@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
+#include "render/render_util.h"
 #include "runtime/device.h"
 #include "uops/uop_internal.h"
 
@@ -135,11 +136,6 @@ void tkc_program_cache_flush(void) {
 
 /* ---------------------------------------------------------------- building */
 
-static int cmp_var(const void *a, const void *b) {
-  const tkc_uop *x = *(tkc_uop *const *)a, *y = *(tkc_uop *const *)b;
-  return strcmp(x->arg.v.t[0].v.s, y->arg.v.t[0].v.s);
-}
-
 static int is_var(const tkc_uop *u) {
   return u->op == TKC_OP_DEFINE_VAR && u->arg.kind == TKC_ARG_TUPLE && u->arg.n == 3 && u->arg.v.t[0].kind == TKC_ARG_STR;
 }
@@ -221,7 +217,7 @@ static tkc_status collect_args(tkc_program *p) {
   }
   for (int i = 0; i < k->nbufs; i++)
     if (k->buf_dtypes[i] == TKC_VOID) return tkc_err(TKC_EINVAL, "kernel skips buffer number %d", i);
-  qsort(k->vars, (size_t)k->nvars, sizeof *k->vars, cmp_var);
+  qsort(k->vars, (size_t)k->nvars, sizeof *k->vars, tkc_render_var_order); /* the renderers' order */
   return collect_buffer_needs(k);
 }
 
