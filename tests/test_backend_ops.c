@@ -1208,10 +1208,14 @@ static interp_result *interp_of(const bo_row *r, int ri, int dti, int ci, tkc_dt
   return ir;
 }
 
-/* which shape cases a dtype runs: the row's first dtype all of them, later ones a sample */
-static bool case_sampled(int nth_dtype, int ci) {
-  if (nth_dtype == 0) return true;
-  return ci == 1 || ci == 2 + nth_dtype % 3;
+/* Which shape cases a dtype runs on a device (every kernel a compiled device builds costs a compiler
+ * run the first time): INTERP runs every case of the row's first dtype and two of each other dtype;
+ * the compiled devices every case of the first dtype and one (rotating, so that the rows together
+ * still cover every layout) of each other. TKC_BACKEND_OPS_FULL=1 runs INTERP's set everywhere. */
+static bool case_sampled(const char *dev, int row, int nth_dtype, int ci, int ncases) {
+  const char *full = getenv("TKC_BACKEND_OPS_FULL");
+  if (!strcmp(dev, "INTERP") || (full && !strcmp(full, "1"))) return nth_dtype == 0 || ci == 1 || ci == 2 + nth_dtype % 3;
+  return nth_dtype == 0 || ci == (row + nth_dtype) % ncases;
 }
 
 /* whether dev runs here; else why. A build with webgpu.h (TKC_WEBGPU_EXPECTED) must have the WEBGPU
@@ -1258,8 +1262,10 @@ static void run_tensor_rows(const char *dev, int first, int last) {
                        !(r->family == F_BITCAST && !tr_dev_supports(dev, (tkc_dtype)r->param));
       for (int i = 0; i < MAXIN; i++)
         if (r->in_dt[i] != SAME && !tr_dev_supports(dev, (tkc_dtype)r->in_dt[i])) supported = false;
-      for (int ci = 0; r->shapes[ci].nin; ci++) {
-        if (!case_sampled(nth, ci) || !row_case_ok(r, &r->shapes[ci], dt) || !supported) continue;
+      int nshapes = 0;
+      while (r->shapes[nshapes].nin) nshapes++;
+      for (int ci = 0; ci < nshapes; ci++) {
+        if (!case_sampled(dev, ri, nth, ci, nshapes) || !row_case_ok(r, &r->shapes[ci], dt) || !supported) continue;
         ncases++;
         if (!ctx) { /* INTERP: its own result against the reference */
           interp_of(r, ri, dti, ci, dt, &r->shapes[ci]);
