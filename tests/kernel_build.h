@@ -10,7 +10,8 @@
 
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
-#include "graph/graph.h" /* tkc_schedule_build, tkc_lazy (and the engine prototypes for now) */
+#include "graph/graph.h" /* tkc_schedule_build, tkc_lazy */
+#include "engine/engine.h"
 #include "tensor_ref.h"
 
 /* the schedule of t (kernels in order); fails the test when it cannot be built */

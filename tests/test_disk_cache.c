@@ -185,7 +185,7 @@ static counts run_child(const char *dev, const char *dir) { return run_child_bea
 /* calls fn on every entry file of dir/kind (not the temporary ones); returns how many */
 static int each_entry(const char *dir, const char *kind, void (*fn)(const char *path)) {
   char d[400];
-  snprintf(d, sizeof d, "%s/%s", dir, kind);
+  if (snprintf(d, sizeof d, "%s/%s", dir, kind) >= (int)sizeof d) return 0;
   DIR *dp = opendir(d);
   int n = 0;
   struct dirent *de;

@@ -52,7 +52,7 @@ int64_t tkc_dim_var_number(int64_t dim, int64_t *c) {
 }
 
 tkc_ctx_var *tkc_var_of(const tkc_ctx *ctx, int64_t token, const char *who) {
-  int64_t c;
+  int64_t c = 0; /* set when v is not NULL: gcc -O3 cannot see that */
   tkc_ctx_var *v = tkc_dim_decode(ctx, token, &c, who);
   if (v && c) return tkc_err_null(TKC_EINVAL, "%s: %s%+lld is not a variable but an expression of one", who, v->name, (long long)c);
   return v;
@@ -64,7 +64,7 @@ int tkc_shape_check_dims(const tkc_ctx *ctx, int ndim, const int64_t *shape, int
       if (max) max[i] = shape[i];
       continue;
     }
-    int64_t c;
+    int64_t c = 0; /* set when v is not NULL: gcc -O3 cannot see that */
     tkc_ctx_var *v = tkc_dim_decode(ctx, shape[i], &c, who);
     if (!v) return -1;
     if (v->min + c < 0) {
