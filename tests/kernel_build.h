@@ -14,6 +14,19 @@
 #include "engine/engine.h"
 #include "tensor_ref.h"
 
+/* the INTERP ctx a suite builds its graphs in: kb_setup/kb_teardown as its group (or test) fixtures */
+static tkc_ctx *ctx;
+static inline int kb_setup(void **state) {
+  (void)state;
+  ctx = tkc_ctx_new("INTERP");
+  return ctx ? 0 : -1;
+}
+static inline int kb_teardown(void **state) {
+  (void)state;
+  tkc_ctx_free(ctx);
+  return 0;
+}
+
 /* the schedule of t (kernels in order); fails the test when it cannot be built */
 static inline void kb_schedule(tkc_tensor *t, tkc_schedule *s) {
   memset(s, 0, sizeof *s);

@@ -159,8 +159,6 @@ static void test_pack_values(void **state) {
 
 /* ---------------------------------------------------------------- through the lowerer */
 
-static tkc_ctx *ctx;
-
 static kb_counts lower_run(tkc_tensor *t, const href *want, const char *rname, const char *dev, const kb_opts *o) {
   tkc_schedule s;
   kb_schedule(t, &s);
@@ -222,23 +220,12 @@ static void test_lowered_vectors(void **state) {
   tr_free(&want), tr_free(&a), tr_free(&b);
 }
 
-static int setup(void **state) {
-  (void)state;
-  ctx = tkc_ctx_new("INTERP");
-  return ctx ? 0 : -1;
-}
-static int teardown(void **state) {
-  (void)state;
-  tkc_ctx_free(ctx);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pack_contiguous_stores),
       cmocka_unit_test(test_pack_refusals),
       cmocka_unit_test(test_pack_values),
-      cmocka_unit_test_setup_teardown(test_lowered_vectors, setup, teardown),
+      cmocka_unit_test_setup_teardown(test_lowered_vectors, kb_setup, kb_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

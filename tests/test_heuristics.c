@@ -11,7 +11,6 @@
 #include <cmocka.h>
 #include "kernel_build.h"
 
-static tkc_ctx *ctx;
 static const char *const RENDERERS[5] = {NULL, "C", "LLVM", "PTX", "WGSL"}; /* NULL: INTERP */
 static const char *const RUN_ON[5] = {"INTERP", "CPU", "LLVM", NULL, "WEBGPU"};
 
@@ -189,22 +188,11 @@ static void test_legality(void **state) {
   tr_free(&a);
 }
 
-static int setup(void **state) {
-  (void)state;
-  ctx = tkc_ctx_new("INTERP");
-  return ctx ? 0 : -1;
-}
-static int teardown(void **state) {
-  (void)state;
-  tkc_ctx_free(ctx);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_elementwise_and_reduce_picks),
       cmocka_unit_test(test_matmul_picks),
       cmocka_unit_test(test_legality),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, kb_setup, kb_teardown);
 }

@@ -12,8 +12,6 @@
 #include <cmocka.h>
 #include "kernel_build.h"
 
-static tkc_ctx *ctx;
-
 typedef struct lcase {
   const char *name;
   tkc_tensor *t;
@@ -166,17 +164,6 @@ static void test_opts(void **state) {
   tr_free(&m.want), tr_free(&a), tr_free(&b);
 }
 
-static int setup(void **state) {
-  (void)state;
-  ctx = tkc_ctx_new("INTERP");
-  return ctx ? 0 : -1;
-}
-static int teardown(void **state) {
-  (void)state;
-  tkc_ctx_free(ctx);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_elementwise),
@@ -184,5 +171,5 @@ int main(void) {
       cmocka_unit_test(test_masked_loads),
       cmocka_unit_test(test_opts),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, kb_setup, kb_teardown);
 }

@@ -11,8 +11,6 @@
 #include <cmocka.h>
 #include "kernel_build.h"
 
-static tkc_ctx *ctx;
-
 static tkc_tensor *input(tkc_dtype dt, int ndim, const int64_t *shape, href *h, int dom) {
   *h = tr_rand(dt, ndim, shape, dom);
   tkc_tensor *t = tr_upload(ctx, h);
@@ -159,22 +157,11 @@ static void test_deep_and_wide_cuts(void **state) {
   assert_true(out[0] == want && out[1] == 2 * want && out[2] == 70);
 }
 
-static int setup(void **state) {
-  (void)state;
-  ctx = tkc_ctx_new("INTERP");
-  return ctx ? 0 : -1;
-}
-static int teardown(void **state) {
-  (void)state;
-  tkc_ctx_free(ctx);
-  return 0;
-}
-
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fusion),
       cmocka_unit_test(test_shared_subgraph_once),
       cmocka_unit_test(test_deep_and_wide_cuts),
   };
-  return cmocka_run_group_tests(tests, setup, teardown);
+  return cmocka_run_group_tests(tests, kb_setup, kb_teardown);
 }
