@@ -21,12 +21,10 @@
  *    NaN stays NaN, overflow gives inf), computed in double like tkc_alu_eval.
  *  - results of bool / 8- and 16-bit integer ALU ops are cast back to their type (C promotes them to
  *    int), so inlined expressions wrap like INTERP; the CPU device compiles with -fwrapv.
- *  - integer IDIV/MOD: the target rules (extra_matcher, GUARD_DIV_ZERO | GUARD_DIV_MINUS1) guard a
- *    divisor that may be 0 or -1: x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval, not a trap.
+ *  - IDIV/MOD: target rules (c_matcher) give x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval.
  *  - vector values use GCC/clang vector extensions (`typedef float float4 __attribute__((aligned(4),
  *    vector_size(16)))`). Alignment is the element's: a vector access at any element offset is valid.
- *    Vector ops the vector extensions cannot do as the scalar ops do (half, bfloat16, odd widths,
- *    IDIV, math functions ...) are scalarized by a target rule (c_lanes) into lane ops.
+ *    Vector ops they cannot do as the scalar ops (half, bf16, IDIV, ...) become lane ops (c_lanes).
  *    bfloat16 and non-power-of-two vectors are loaded/stored lane by lane.
  *  - bitcasts go through a union compound literal (no strict-aliasing UB).
  * The render loop, naming and inlining are cstyle.c's; this file is C's language table. */
@@ -55,13 +53,12 @@ static const char *const vec_name[TKC_NDTYPES] = {
     [TKC_UINT64] = "ulong", [TKC_FLOAT16] = "half", [TKC_BFLOAT16] = "float", [TKC_FLOAT32] = "float",
     [TKC_FLOAT64] = "double", [TKC_VOID] = NULL,
 };
-static bool is_pow2(unsigned x) { return x && !(x & (x - 1)); }
 /* the size of s in a register (bfloat16 is held as a float); 0 for void */
 static size_t reg_size(int s) { return s == TKC_BFLOAT16 ? 4 : s == TKC_BOOL ? 1 : tkc_dtype_size((tkc_dtype)s); }
 /* types C promotes to int in arithmetic (results must be cast back) */
 static bool narrow(int s) { return s == TKC_BOOL || (tkc_dtype_is_int((tkc_dtype)s) && tkc_dtype_size((tkc_dtype)s) < 4); }
 /* vector memory accesses that are done lane by lane */
-static bool lanewise_mem(tkc_dt base) { return base.count > 1 && (base.scalar == TKC_BFLOAT16 || !is_pow2(base.count)); }
+static bool lanewise_mem(tkc_dt base) { return base.count > 1 && (base.scalar == TKC_BFLOAT16 || !tkc_render_is_pow2(base.count)); }
 
 /* ---------------------------------------------------------------- render context */
 
@@ -291,7 +288,7 @@ static char *vec_select(tkc_cs *cs, tkc_dt dt, const char *m, const char *a, con
  * between equal lane sizes as a vector cast. The others are scalarized by the target rules (c_lanes). */
 static bool native_vector(const tkc_uop *u) {
   int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
-  if (n <= 1 || !is_pow2((unsigned)n) || u->dtype.space || u->nsrc < 1 || u->nsrc > 3) return false;
+  if (n <= 1 || !tkc_render_is_pow2((unsigned)n) || u->dtype.space || u->nsrc < 1 || u->nsrc > 3) return false;
   int ss = u->src[u->nsrc - 1]->dtype.scalar; /* the operand type (WHERE: its values) */
   bool isf = s == TKC_FLOAT32 || s == TKC_FLOAT64, isi = tkc_dtype_is_int((tkc_dtype)s), isb = s == TKC_BOOL;
   for (int k = 0; k < u->nsrc; k++) {
@@ -314,7 +311,6 @@ static bool native_vector(const tkc_uop *u) {
 /* a native vector op (native_vector) as one C vector expression; NULL + error for any other */
 static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
   int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
-  bool isb = s == TKC_BOOL;
   const char *a[3] = {NULL, NULL, NULL};
   if (!native_vector(u)) return tkc_cs_unsupported(cs, u, "vector op the target rules did not scalarize");
   for (int k = 0; k < u->nsrc && k < 3; k++)
@@ -336,7 +332,7 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
     break;
   }
   case TKC_OP_CAST:
-    if (isb) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
+    if (s == TKC_BOOL) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
   case TKC_OP_BITCAST: return xfmt(cs, "((%s)%s)", t, a[0]);
   case TKC_OP_MULACC:
@@ -357,7 +353,7 @@ static int rule_bitcast(tkc_cs *cs, size_t i, int *depth) {
   if (u->nsrc != 1 || u->dtype.space || u->src[0]->dtype.space || u->dtype.count == u->src[0]->dtype.count) return TKC_CS_BASE;
   tkc_dt f = u->src[0]->dtype, t = u->dtype;
   if (f.scalar == TKC_BFLOAT16 || t.scalar == TKC_BFLOAT16 || f.scalar == TKC_BOOL || t.scalar == TKC_BOOL ||
-      tkc_dt_itemsize(f) != tkc_dt_itemsize(t) || !is_pow2(f.count) || !is_pow2(t.count))
+      tkc_dt_itemsize(f) != tkc_dt_itemsize(t) || !tkc_render_is_pow2(f.count) || !tkc_render_is_pow2(t.count))
     return FAIL(cs, u, "vector BITCAST");
   char fb[48], tb[48];
   const char *x = R(cs, u, u->src[0]);
@@ -507,9 +503,8 @@ static const tkc_cs_lang c_lang = {
 /* a vector op C's vector extensions cannot do (half, bfloat16, odd widths, IDIV, math functions ...)
  * -> VECTORIZE of its lane ops */
 static tkc_uop *c_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
-  (void)ctx;
   const tkc_uop *u = tkc_match_root(m);
-  return u->dtype.count > 1 && !native_vector(u) ? tkc_target_scalarize(g, u) : NULL;
+  return (void)ctx, u->dtype.count > 1 && !native_vector(u) ? tkc_target_scalarize(g, u) : NULL;
 }
 static const tkc_rule c_rules[] = {{"x:ALU|CAST|BITCAST", c_lanes}};
 

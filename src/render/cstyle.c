@@ -8,10 +8,6 @@
 
 static const char *const pfx_name[TKC_CS_NPFX] = {"ridx", "alu", "val", "cast", "acc", "gep", "temp"};
 
-static int cmp_var(const void *a, const void *b) {
-  const tkc_uop *x = *(const tkc_uop *const *)a, *y = *(const tkc_uop *const *)b;
-  return strcmp(x->arg.v.t[0].v.s, y->arg.v.t[0].v.s);
-}
 static int cmp_buf(const void *a, const void *b) {
   int64_t x = ((const tkc_cs_buf *)a)->num, y = ((const tkc_cs_buf *)b)->num;
   return (x > y) - (x < y);
@@ -285,7 +281,7 @@ bool tkc_cs_prepass(tkc_cs *cs) {
     }
   }
   memcpy(cs->vars_sorted, cs->vars, cs->nvars * sizeof *cs->vars);
-  qsort(cs->vars_sorted, cs->nvars, sizeof *cs->vars, cmp_var);
+  qsort(cs->vars_sorted, cs->nvars, sizeof *cs->vars, tkc_render_var_order);
   return true;
 }
 

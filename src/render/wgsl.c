@@ -66,7 +66,6 @@ static const char *const reg_name[TKC_NDTYPES] = {
 
 #define WGSL_UNSUPPORTED ((1u << TKC_INT64) | (1u << TKC_UINT64) | (1u << TKC_FLOAT64))
 static bool narrow_int(int s) { return tkc_dtype_is_int(s) && tkc_dtype_size(s) < 4; }
-static bool signed_int(int s) { return tkc_dtype_is_int(s) && !tkc_dtype_is_unsigned(s); }
 
 /* ---------------------------------------------------------------- render context */
 
@@ -188,7 +187,7 @@ static char *bool_arith(rctx *c, const tkc_uop *u, const char *const *a) {
  * of signed values); cnt is the count as u32 */
 static char *guarded_shift(rctx *c, const tkc_uop *u, const char *const *a, const char *cnt, const char *zero) {
   int op = u->op, s = u->dtype.scalar, bs = u->src[1]->dtype.scalar;
-  if (op == TKC_OP_SHL || !signed_int(s)) /* count >= 32 (or negative): 0 */
+  if (op == TKC_OP_SHL || !tkc_render_is_signed(s)) /* count >= 32 (or negative): 0 */
     return xfmt(c, "select(%s %s (%s & 31u), %s, %s >= 32u)", a[0], op == TKC_OP_SHL ? "<<" : ">>", cnt, zero, cnt);
   if (bs != TKC_BOOL && !tkc_dtype_is_unsigned(bs)) /* arithmetic shift: count >= 32 gives the sign fill, a negative count 0 */
     return xfmt(c, "select(%s >> min(%s, 31u), 0i, %s < %s)", a[0], cnt, a[1], zero_of(bs));
@@ -223,8 +222,7 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   case TKC_OP_IDIV: case TKC_OP_MOD:
     if (isf) return fail_unsupported(c, u, "IDIV/MOD on a float type");
     /* x/0 = x%0 = 0 by the target rules (WGSL's x/0 is x); WGSL itself defines INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0 */
-    if (!tkc_divisor_guarded(u->src[1], false)) return fail_unsupported(c, u, "a divisor that may be 0 (apply the target rules first)");
-    e = tkc_cs_op(cs, op, a);
+    e = tkc_divisor_guarded(u->src[1], false) ? tkc_cs_op(cs, op, a) : fail_unsupported(c, u, "a divisor that may be 0 (apply the target rules first)");
     break;
   case TKC_OP_CMPLT: /* (bools are compared as ints by wgsl_rules; kept here for kernels built without them) */
     return in == TKC_BOOL ? xfmt(c, "(i32(%s) < i32(%s))", a[0], a[1]) : tkc_cs_op(cs, op, a);
@@ -343,16 +341,7 @@ static char *cast_scalar(tkc_cs *cs, const tkc_uop *u, int f, int t, const char 
   return r;
 }
 
-/* u is float32 vector arithmetic WGSL does as vector ops (the same result as lane by lane); the
- * target rules scalarize the other vector ops (wgsl_rules.c) */
-bool tkc_wgsl_native_vector(const tkc_uop *u) {
-  int op = u->op;
-  if (u->dtype.count < 2 || u->dtype.count > 4 || u->dtype.space || u->dtype.scalar != TKC_FLOAT32 || u->nsrc > 3) return false;
-  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return false;
-  for (int k = 0; k < u->nsrc; k++)
-    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype)) return false;
-  return op != TKC_OP_MULACC || u->nsrc == 3;
-}
+/* float32 vector arithmetic (tkc_wgsl_native_vector) as WGSL vector ops */
 static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
   const char *a[3] = {NULL, NULL, NULL};
   if (!tkc_wgsl_native_vector(u)) return tkc_cs_unsupported(cs, u, "vector op the target rules did not scalarize");

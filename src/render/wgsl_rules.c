@@ -126,6 +126,16 @@ static tkc_uop *r_max(tkc_graph *g, const tkc_match *m, void *ctx) {
   return lt ? tkc_uop_new(g, TKC_OP_WHERE, mx->dtype, 3, s, tkc_arg_none()) : NULL;
 }
 
+/* u is float32 vector arithmetic WGSL does as vector ops (the same result as lane by lane); the
+ * rules scalarize the other vector ops (r_lanes) */
+bool tkc_wgsl_native_vector(const tkc_uop *u) {
+  int op = u->op;
+  if (u->dtype.count < 2 || u->dtype.count > 4 || u->dtype.space || u->dtype.scalar != TKC_FLOAT32 || u->nsrc > 3) return false;
+  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return false;
+  for (int k = 0; k < u->nsrc; k++)
+    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype)) return false;
+  return op != TKC_OP_MULACC || u->nsrc == 3;
+}
 /* a vector op WGSL has no vector form for (all but float32 arithmetic) -> VECTORIZE of its lane ops */
 static tkc_uop *r_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
   const tkc_uop *u = tkc_match_root(m);
