@@ -138,6 +138,7 @@ bool tkc_wgsl_native_vector(const tkc_uop *u) {
 }
 /* a vector op WGSL has no vector form for (all but float32 arithmetic) -> VECTORIZE of its lane ops */
 static tkc_uop *r_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
   const tkc_uop *u = tkc_match_root(m);
   return u->dtype.count > 1 && !tkc_wgsl_native_vector(u) ? tkc_target_scalarize(g, u) : NULL;
 }
