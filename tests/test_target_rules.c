@@ -17,7 +17,8 @@
 static const unsigned ALL_FLAGS[] = {
     TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_SCALAR_ALU, /* PTX */
     TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_BF16_VIA_F64, /* LLVM */
-    TKC_TARGET_GUARD_DIV_ZERO, /* WGSL-like */
+    TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_LANE_GEPS, /* WGSL (its own rule scalarizes) */
+    TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_LANE_GEPS, /* C */
 };
 
 /* what the rules of flags must have left in the graph under sink */
@@ -332,6 +333,61 @@ static void test_vector_alu(void **state) {
   tkc_graph_free(g);
 }
 
+/* a renderer's own rule that scalarizes only some vector ops (here: all but ADD and MUL), as C's
+ * and WGSL's do with their predicates */
+static tkc_uop *some_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
+  const tkc_uop *u = tkc_match_root(m);
+  return u->op == TKC_OP_ADD || u->op == TKC_OP_MUL ? NULL : tkc_target_scalarize(g, u);
+}
+
+/* the float4 kernel of test_vector_alu through tkc_target_matcher with such a rule and LANE_GEPS:
+ * ADD and MUL stay vectors, CMPLT and CAST become lanes, no GEP of a VECTORIZE is left, INTERP
+ * computes the same; tkc_target_scalarize leaves scalars alone */
+static void test_partial_scalarize(void **state) {
+  (void)state;
+  static const tkc_rule own_rules[] = {{"x:ALU|CAST|BITCAST", some_lanes}};
+  static tkc_matcher *_Atomic slot;
+  tkc_matcher *own = tkc_matcher_new(own_rules, 1);
+  assert_non_null(own);
+  const tkc_matcher *pm = tkc_target_matcher(&slot, own, TKC_TARGET_LANE_GEPS);
+  assert_non_null(pm);
+  tkc_graph *g = tkc_graph_new();
+  tkc_dt f4 = tkc_dt_vec(dt_(TKC_FLOAT32), 4), f4p = tkc_dt_ptr(f4, TKC_SPACE_GLOBAL, -1);
+  tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *a = k_buf(g, 1, TKC_FLOAT32), *b = k_buf(g, 2, TKC_FLOAT32), *r = k_range(g, NE / 4, 0);
+  tkc_uop *base = k_mul(g, r, k_int(g, 4));
+  assert_null(tkc_target_scalarize(g, base)); /* a scalar */
+  tkc_uop *va = k_op(g, TKC_OP_LOAD, f4, 1, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, a, base), NULL, NULL), NULL, NULL);
+  tkc_uop *vb = k_op(g, TKC_OP_LOAD, f4, 1, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, b, base), NULL, NULL), NULL, NULL);
+  tkc_uop *v = k_add(g, k_mul(g, va, vb), tkc_uop_cast(g, tkc_uop_alu2(g, TKC_OP_CMPLT, va, vb), f4));
+  tkc_uop *sink = k_sink1(g, k_op(g, TKC_OP_STORE, dt_(TKC_VOID), 2, k_op(g, TKC_OP_CAST, f4p, 1, k_index(g, out, base), NULL, NULL), v, NULL));
+  tkc_uop *rw = tkc_graph_rewrite(g, sink, pm, NULL);
+  assert_non_null(rw);
+  size_t n = 0;
+  tkc_uop **all = tkc_toposort(rw, &n);
+  assert_non_null(all);
+  int vec_arith = 0;
+  for (size_t i = 0; i < n; i++) {
+    const tkc_uop *u = all[i];
+    if (u->op == TKC_OP_CMPLT || (u->op == TKC_OP_CAST && !u->dtype.space)) assert_int_equal(u->dtype.count, 1);
+    if ((u->op == TKC_OP_ADD || u->op == TKC_OP_MUL) && u->dtype.count == 4) vec_arith++;
+    if (u->op == TKC_OP_GEP) assert_int_not_equal(u->src[0]->op, TKC_OP_VECTORIZE);
+  }
+  tkc_free(all);
+  assert_int_equal(vec_arith, 2);
+  float fa[NE], fb[NE], zero[NE] = {0};
+  for (int i = 0; i < NE; i++) fa[i] = (float)i * 0.5f - 7.0f, fb[i] = (float)(NE - i) * 0.25f;
+  tkc_dtype dts[3] = {TKC_FLOAT32, TKC_FLOAT32, TKC_FLOAT32};
+  size_t ns[3] = {NE, NE, NE};
+  void *init[3] = {zero, fa, fb}, *got[3];
+  run_interp(g, rw, 3, dts, ns, init, got);
+  for (int i = 0; i < NE; i++) assert_true(((float *)got[0])[i] == fa[i] * fb[i] + (fa[i] < fb[i] ? 1.0f : 0.0f));
+  for (int i = 0; i < 3; i++) free(got[i]);
+  tkc_graph_free(g);
+  tkc_matcher_free(own);
+  tkc_matcher_free(atomic_exchange(&slot, NULL)); /* the concatenation is the caller's slot */
+}
+
 /* ---------------------------------------------------------------- kernel parameters */
 
 static void test_param_order(void **state) {
@@ -369,7 +425,8 @@ static void test_param_order(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_divmod_edges),   cmocka_unit_test(test_divmod_safe_divisors), cmocka_unit_test(test_bf16_casts),
-      cmocka_unit_test(test_bf16_arithmetic), cmocka_unit_test(test_vector_alu),          cmocka_unit_test(test_param_order),
+      cmocka_unit_test(test_bf16_arithmetic), cmocka_unit_test(test_vector_alu),
+      cmocka_unit_test(test_partial_scalarize),          cmocka_unit_test(test_param_order),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -238,11 +238,11 @@ static tkc_uop *lane_of(tkc_graph *g, tkc_uop *v, int i) {
 }
 
 /* op<T.vec(n)>(s...) -> VECTORIZE(op<T>(GEP(s, 0)...), ..., op<T>(GEP(s, n-1)...)) */
-static tkc_uop *devectorize(tkc_graph *g, const tkc_match *m, void *ctx) {
-  (void)ctx;
-  tkc_uop *r = tkc_match_root(m), *lanes[256], *s[3];
+tkc_uop *tkc_target_scalarize(tkc_graph *g, const tkc_uop *r) {
+  tkc_uop *lanes[256], *s[3];
   int n = r->dtype.count;
   if (r->dtype.space || n <= 1 || n > 256 || r->nsrc < 1 || r->nsrc > 3) return NULL;
+  if (!(tkc_op_flags((tkc_op)r->op) & TKC_F_ALU) && r->op != TKC_OP_CAST && r->op != TKC_OP_BITCAST) return NULL;
   for (int k = 0; k < r->nsrc; k++) {
     const tkc_uop *sk = r->src[k];
     if (sk->dtype.space || (sk->dtype.count != n && sk->dtype.count != 1)) return NULL;
@@ -255,6 +255,7 @@ static tkc_uop *devectorize(tkc_graph *g, const tkc_match *m, void *ctx) {
   }
   return tkc_uop_new(g, TKC_OP_VECTORIZE, r->dtype, n, lanes, tkc_arg_none());
 }
+static tkc_uop *devectorize(tkc_graph *g, const tkc_match *m, void *ctx) { (void)ctx; return tkc_target_scalarize(g, tkc_match_root(m)); }
 
 /* GEP(VECTORIZE(s0, ..., sn), (i,)) -> si */
 static tkc_uop *gep_vectorize(tkc_graph *g, const tkc_match *m, void *ctx) {
@@ -269,11 +270,14 @@ static const tkc_rule scalar_alu_rules[] = {
     {"x:ALU|CAST|BITCAST", devectorize},   /* vector op -> VECTORIZE of lane ops */
     {"(GEP v:VECTORIZE)", gep_vectorize},  /* a lane of a VECTORIZE is its source */
 };
+static const tkc_rule lane_gep_rules[] = {
+    {"(GEP v:VECTORIZE)", gep_vectorize},  /* (LANE_GEPS alone: the renderer scalarizes what it picks) */
+};
 
 /* ---------------------------------------------------------------- the matcher of a flag set */
 
 static const tkc_matcher *group(unsigned bit, unsigned flags) {
-  static tkc_matcher *_Atomic pm[5];
+  static tkc_matcher *_Atomic pm[6];
   switch (bit) {
   case TKC_TARGET_GUARD_DIV_ZERO:
     if (flags & TKC_TARGET_GUARD_DIV_MINUS1) return tkc_matcher_static(&pm[0], div_both_rules, TKC_COUNTOF(div_both_rules));
@@ -282,6 +286,7 @@ static const tkc_matcher *group(unsigned bit, unsigned flags) {
     if (flags & TKC_TARGET_BF16_VIA_F64) return tkc_matcher_static(&pm[2], bf16_f64_rules, TKC_COUNTOF(bf16_f64_rules));
     return tkc_matcher_static(&pm[3], bf16_f32_rules, TKC_COUNTOF(bf16_f32_rules));
   case TKC_TARGET_SCALAR_ALU: return tkc_matcher_static(&pm[4], scalar_alu_rules, TKC_COUNTOF(scalar_alu_rules));
+  case TKC_TARGET_LANE_GEPS: return tkc_matcher_static(&pm[5], lane_gep_rules, TKC_COUNTOF(lane_gep_rules));
   default: return NULL;
   }
 }
@@ -307,8 +312,10 @@ const tkc_matcher *tkc_target_rules(unsigned flags) {
   if (flags >= (1u << TKC_TARGET_NFLAGS)) return tkc_err_null(TKC_EINVAL, "target rules: unknown flags 0x%x", flags);
   const tkc_matcher *done = atomic_load(&built[flags]);
   if (done) return done;
-  /* GUARD_DIV_MINUS1 and BF16_VIA_F64 only refine the group of the flag before them */
-  static const unsigned order[] = {TKC_TARGET_GUARD_DIV_ZERO, TKC_TARGET_BF16_BITS, TKC_TARGET_SCALAR_ALU};
+  /* GUARD_DIV_MINUS1 and BF16_VIA_F64 only refine the group of the flag before them; SCALAR_ALU has
+   * LANE_GEPS' rule already */
+  if (flags & TKC_TARGET_SCALAR_ALU) flags &= ~(unsigned)TKC_TARGET_LANE_GEPS;
+  static const unsigned order[] = {TKC_TARGET_GUARD_DIV_ZERO, TKC_TARGET_BF16_BITS, TKC_TARGET_SCALAR_ALU, TKC_TARGET_LANE_GEPS};
   tkc_matcher *all = tkc_matcher_concat(NULL, NULL); /* empty */
   for (size_t i = 0; i < TKC_COUNTOF(order) && all; i++) {
     if (!(flags & order[i])) continue;

@@ -16,10 +16,13 @@
  *                                which is one float32 fma), then rounded to float32 and bfloat16
  *   TKC_TARGET_SCALAR_ALU        no vector ALU: ALU ops, CAST and BITCAST on vectors become a
  *                                VECTORIZE of the per-lane ops on GEPs (tinygrad's no_vectorized_alu)
+ *   TKC_TARGET_LANE_GEPS         some vector ALU: the renderer's own rule scalarizes the vector ops it
+ *                                cannot do (tkc_target_scalarize, its own predicate); this adds the
+ *                                companion rule GEP(VECTORIZE(s...), i) -> s_i (in SCALAR_ALU already)
  *
  * PTX uses GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | BF16_BITS | SCALAR_ALU; LLVM GUARD_DIV_ZERO |
- * GUARD_DIV_MINUS1 | BF16_BITS | BF16_VIA_F64; C needs GUARD_DIV_ZERO | GUARD_DIV_MINUS1 (its bf16
- * prelude could become BF16_BITS | BF16_VIA_F64); WGSL GUARD_DIV_ZERO alone (WGSL defines
+ * GUARD_DIV_MINUS1 | BF16_BITS | BF16_VIA_F64; C GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | LANE_GEPS (its
+ * bf16 prelude could become BF16_BITS | BF16_VIA_F64); WGSL GUARD_DIV_ZERO | LANE_GEPS (WGSL defines
  * INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0). Internal. */
 #ifndef TKC_TARGET_RULES_H
 #define TKC_TARGET_RULES_H
@@ -34,7 +37,8 @@ enum {
   TKC_TARGET_BF16_BITS = 1u << 2,
   TKC_TARGET_BF16_VIA_F64 = 1u << 3,
   TKC_TARGET_SCALAR_ALU = 1u << 4,
-  TKC_TARGET_NFLAGS = 5
+  TKC_TARGET_LANE_GEPS = 1u << 5,
+  TKC_TARGET_NFLAGS = 6
 };
 
 /* The rules for a target lacking what flags name; NULL (with the error) only when they do not compile
@@ -43,6 +47,11 @@ TKC_HIDDEN const tkc_matcher *tkc_target_rules(unsigned flags);
 /* own's rules then tkc_target_rules(flags), concatenated once into *slot (a renderer's extra_matcher:
  * `static tkc_matcher *_Atomic pm; return tkc_target_matcher(&pm, own, flags);`). */
 TKC_HIDDEN const tkc_matcher *tkc_target_matcher(tkc_matcher *_Atomic *slot, const tkc_matcher *own, unsigned flags);
+
+/* The SCALAR_ALU rewrite of one vector ALU op, CAST or BITCAST u: a VECTORIZE of its per-lane ops
+ * on GEPs of its vector sources (a scalar source serves every lane); NULL when u is not one (a
+ * scalar, a pointer, more than 256 lanes, a BITCAST changing the lane count) or out of memory. */
+TKC_HIDDEN tkc_uop *tkc_target_scalarize(tkc_graph *g, const tkc_uop *u);
 
 /* The integer divisor d is never 0: a nonzero CONST, or a scalar whose range excludes 0 (uint64
  * ranges are not trusted: they saturate). Vectors: false. */

@@ -21,19 +21,20 @@
  *    NaN stays NaN, overflow gives inf), computed in double like tkc_alu_eval.
  *  - results of bool / 8- and 16-bit integer ALU ops are cast back to their type (C promotes them to
  *    int), so inlined expressions wrap like INTERP; the CPU device compiles with -fwrapv.
- *  - integer IDIV/MOD by a divisor that range analysis cannot prove nonzero (and not -1 when signed)
- *    is guarded: x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval, instead of trapping.
+ *  - IDIV/MOD: target rules (c_matcher) give x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval.
  *  - vector values use GCC/clang vector extensions (`typedef float float4 __attribute__((aligned(4),
  *    vector_size(16)))`). Alignment is the element's: a vector access at any element offset is valid.
- *    Vector ALU ops, casts and bool vectors are rendered lane by lane: `(float4){a[0]+b[0], ...}`.
+ *    Vector ops they cannot do as the scalar ops (half, bf16, IDIV, ...) become lane ops (c_lanes).
  *    bfloat16 and non-power-of-two vectors are loaded/stored lane by lane.
  *  - bitcasts go through a union compound literal (no strict-aliasing UB).
  * The render loop, naming and inlining are cstyle.c's; this file is C's language table. */
 #include <stdio.h>
 #include <string.h>
 #include "base/common.h"
+#include "codegen/target_rules.h"
 #include "render/cstyle.h"
 #include "render/renderers.h"
+#include "uops/uop_internal.h"
 
 /* ---------------------------------------------------------------- dtype names */
 
@@ -52,13 +53,12 @@ static const char *const vec_name[TKC_NDTYPES] = {
     [TKC_UINT64] = "ulong", [TKC_FLOAT16] = "half", [TKC_BFLOAT16] = "float", [TKC_FLOAT32] = "float",
     [TKC_FLOAT64] = "double", [TKC_VOID] = NULL,
 };
-static bool is_pow2(unsigned x) { return x && !(x & (x - 1)); }
 /* the size of s in a register (bfloat16 is held as a float); 0 for void */
 static size_t reg_size(int s) { return s == TKC_BFLOAT16 ? 4 : s == TKC_BOOL ? 1 : tkc_dtype_size((tkc_dtype)s); }
 /* types C promotes to int in arithmetic (results must be cast back) */
 static bool narrow(int s) { return s == TKC_BOOL || (tkc_dtype_is_int((tkc_dtype)s) && tkc_dtype_size((tkc_dtype)s) < 4); }
 /* vector memory accesses that are done lane by lane */
-static bool lanewise_mem(tkc_dt base) { return base.count > 1 && (base.scalar == TKC_BFLOAT16 || !is_pow2(base.count)); }
+static bool lanewise_mem(tkc_dt base) { return base.count > 1 && (base.scalar == TKC_BFLOAT16 || !tkc_render_is_pow2(base.count)); }
 
 /* ---------------------------------------------------------------- render context */
 
@@ -171,15 +171,6 @@ static const char *math_fn(int op, bool dbl) {
   }
 }
 
-/* guarded integer division (x/0 = x%0 = 0, INT_MIN/-1 wraps, as tkc_alu_eval) where the divisor is
- * not known safe: a string path a rewrite rule can later replace */
-static char *guarded_divmod(tkc_cs *cs, int op, int s, const char *const *a) {
-  const char *o = op == TKC_OP_IDIV ? "/" : "%";
-  if (tkc_dtype_is_unsigned((tkc_dtype)s) || s == TKC_BOOL) return xfmt(cs, "(%s==0?0:(%s%s%s))", a[1], a[0], o, a[1]);
-  if (op == TKC_OP_IDIV) return xfmt(cs, "(%s==0?0:%s==-1?(-%s):(%s/%s))", a[1], a[1], a[0], a[0], a[1]);
-  return xfmt(cs, "((%s==0||%s==-1)?0:(%s%%%s))", a[1], a[1], a[0], a[1]);
-}
-
 /* the result e (taken) of op on type s, which C computes in a wider type, rounded / wrapped back to s:
  * half and bfloat16 (tkc_bf16_round: the bfloat16 emulation) round once per op, narrow ints wrap */
 static char *round_back(tkc_cs *cs, int op, int s, char *e) {
@@ -194,7 +185,7 @@ static char *round_back(tkc_cs *cs, int op, int s, char *e) {
 }
 
 /* One scalar ALU op; NULL + error when C cannot express it. */
-static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool scalar) {
+static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   int op = u->op, s = u->dtype.scalar;
   bool isf = tkc_dtype_is_float((tkc_dtype)s), bf = s == TKC_BFLOAT16;
   switch (op) {
@@ -221,8 +212,8 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool
         : isf ? xfmt(cs, "__builtin_fmaf((float)%s,(float)%s,(float)%s)", a[0], a[1], a[2])
               : xfmt(cs, "((%s*%s)+%s)", a[0], a[1], a[2]);
     break;
-  case TKC_OP_IDIV: case TKC_OP_MOD:
-    e = tkc_cs_divisor_safe(scalar ? u->src[1] : NULL, s, true) ? tkc_cs_op(cs, op, b) : guarded_divmod(cs, op, s, a);
+  case TKC_OP_IDIV: case TKC_OP_MOD: /* x/0 and INT_MIN/-1 are guarded by the target rules (C traps on both) */
+    e = tkc_divisor_guarded(u->src[1], true) ? tkc_cs_op(cs, op, b) : tkc_cs_unsupported(cs, u, "a divisor that may be 0 or -1 (apply the target rules first)");
     break;
   case TKC_OP_SQRT: case TKC_OP_EXP2: case TKC_OP_LOG2: case TKC_OP_SIN: e = xfmt(cs, "%s(%s)", math_fn(op, s == TKC_FLOAT64 || bf), a[0]); break;
   case TKC_OP_POW: /* in double for every float type, like INTERP: powf is not always correctly rounded */
@@ -291,33 +282,37 @@ static char *vec_select(tkc_cs *cs, tkc_dt dt, const char *m, const char *a, con
   return xfmt(cs, "((%s)((((%s)%s)&((%s)%s))|(((%s)%s)&~((%s)%s))))", t, mt, a, mt, m, mt, b, mt, m);
 }
 
-/* a vector op as one C vector expression where its lanes mean what the scalar ops mean: wrapping
- * integer arithmetic (clang and gcc vectors don't promote and don't treat overflow as UB), IEEE float
- * ops, comparisons as 0/1 bool lanes, WHERE/MAX as masks, CAST as __builtin_convertvector, BITCAST
- * between equal lane sizes as a vector cast. NULL: render it lane by lane. */
+/* u is a vector op whose lanes C's vector extensions compute as the scalar ops do: wrapping integer
+ * arithmetic (clang and gcc vectors don't promote and don't treat overflow as UB), IEEE float ops,
+ * comparisons as 0/1 bool lanes, WHERE/MAX as masks, CAST as __builtin_convertvector, BITCAST
+ * between equal lane sizes as a vector cast. The others are scalarized by the target rules (c_lanes). */
+static bool native_vector(const tkc_uop *u) {
+  int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
+  if (n <= 1 || !tkc_render_is_pow2((unsigned)n) || u->dtype.space || u->nsrc < 1 || u->nsrc > 3) return false;
+  int ss = u->src[u->nsrc - 1]->dtype.scalar; /* the operand type (WHERE: its values) */
+  bool isf = s == TKC_FLOAT32 || s == TKC_FLOAT64, isi = tkc_dtype_is_int((tkc_dtype)s), isb = s == TKC_BOOL;
+  for (int k = 0; k < u->nsrc; k++) {
+    if (u->src[k]->dtype.count != n || u->src[k]->dtype.space) return false;
+    if (k > 0 && op != TKC_OP_WHERE && !tkc_dt_eq(u->src[k]->dtype, u->src[0]->dtype)) return false;
+  }
+  switch (op) {
+  case TKC_OP_ADD: case TKC_OP_SUB: case TKC_OP_MUL: case TKC_OP_NEG: case TKC_OP_MAX: return isf || isi;
+  case TKC_OP_FDIV: case TKC_OP_MULACC: return isf;
+  case TKC_OP_AND: case TKC_OP_OR: case TKC_OP_XOR: return isi || isb;
+  case TKC_OP_SHL: case TKC_OP_SHR: return isi;
+  case TKC_OP_CMPLT: case TKC_OP_CMPNE: return isb && (native_elem(ss) || ss == TKC_BOOL);
+  case TKC_OP_WHERE: return u->nsrc == 3 && u->src[0]->dtype.scalar == TKC_BOOL && tkc_dt_eq(u->src[1]->dtype, u->dtype) && (native_elem(s) || isb);
+  case TKC_OP_CAST: return u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL);
+  case TKC_OP_BITCAST: return u->nsrc == 1 && native_elem(s) && native_elem(ss) && tkc_dtype_size((tkc_dtype)s) == tkc_dtype_size((tkc_dtype)ss);
+  default: return false;
+  }
+}
+
+/* a native vector op (native_vector) as one C vector expression; NULL + error for any other */
 static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
   int s = u->dtype.scalar, op = u->op, n = u->dtype.count;
-  if (n <= 1 || !is_pow2((unsigned)n) || u->dtype.space) return NULL;
-  int ss = u->nsrc ? u->src[u->nsrc - 1]->dtype.scalar : s; /* the operand type (WHERE: its values) */
-  bool isf = s == TKC_FLOAT32 || s == TKC_FLOAT64, isi = tkc_dtype_is_int((tkc_dtype)s), isb = s == TKC_BOOL;
   const char *a[3] = {NULL, NULL, NULL};
-  for (int k = 0; k < u->nsrc && k < 3; k++) {
-    if (u->src[k]->dtype.count != n || u->src[k]->dtype.space) return NULL;
-    if (k > 0 && op != TKC_OP_WHERE && !tkc_dt_eq(u->src[k]->dtype, u->src[0]->dtype)) return NULL;
-  }
-  bool ok;
-  switch (op) {
-  case TKC_OP_ADD: case TKC_OP_SUB: case TKC_OP_MUL: case TKC_OP_NEG: case TKC_OP_MAX: ok = isf || isi; break;
-  case TKC_OP_FDIV: case TKC_OP_MULACC: ok = isf; break;
-  case TKC_OP_AND: case TKC_OP_OR: case TKC_OP_XOR: ok = isi || isb; break;
-  case TKC_OP_SHL: case TKC_OP_SHR: ok = isi; break;
-  case TKC_OP_CMPLT: case TKC_OP_CMPNE: ok = isb && (native_elem(ss) || ss == TKC_BOOL); break;
-  case TKC_OP_WHERE: ok = u->nsrc == 3 && u->src[0]->dtype.scalar == TKC_BOOL && tkc_dt_eq(u->src[1]->dtype, u->dtype) && (native_elem(s) || isb); break;
-  case TKC_OP_CAST: ok = u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL); break;
-  case TKC_OP_BITCAST: ok = u->nsrc == 1 && native_elem(s) && native_elem(ss) && tkc_dtype_size((tkc_dtype)s) == tkc_dtype_size((tkc_dtype)ss); break;
-  default: ok = false;
-  }
-  if (!ok) return NULL;
+  if (!native_vector(u)) return tkc_cs_unsupported(cs, u, "vector op the target rules did not scalarize");
   for (int k = 0; k < u->nsrc && k < 3; k++)
     if (!(a[k] = R(cs, u, u->src[k]))) return NULL;
   char tb[48], mb[48];
@@ -337,7 +332,7 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
     break;
   }
   case TKC_OP_CAST:
-    if (isb) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
+    if (s == TKC_BOOL) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
   case TKC_OP_BITCAST: return xfmt(cs, "((%s)%s)", t, a[0]);
   case TKC_OP_MULACC:
@@ -358,7 +353,7 @@ static int rule_bitcast(tkc_cs *cs, size_t i, int *depth) {
   if (u->nsrc != 1 || u->dtype.space || u->src[0]->dtype.space || u->dtype.count == u->src[0]->dtype.count) return TKC_CS_BASE;
   tkc_dt f = u->src[0]->dtype, t = u->dtype;
   if (f.scalar == TKC_BFLOAT16 || t.scalar == TKC_BFLOAT16 || f.scalar == TKC_BOOL || t.scalar == TKC_BOOL ||
-      tkc_dt_itemsize(f) != tkc_dt_itemsize(t) || !is_pow2(f.count) || !is_pow2(t.count))
+      tkc_dt_itemsize(f) != tkc_dt_itemsize(t) || !tkc_render_is_pow2(f.count) || !tkc_render_is_pow2(t.count))
     return FAIL(cs, u, "vector BITCAST");
   char fb[48], tb[48];
   const char *x = R(cs, u, u->src[0]);
@@ -465,13 +460,12 @@ static char *var_cname(tkc_cs *cs, size_t k) {
   return s ? s : tkc_cs_oom(cs);
 }
 
-/* notes half/bf16; values used twice by one expression: MAX, guarded IDIV/MOD, GEP, lane-wise stores */
+/* notes half/bf16; values used twice by one expression: MAX, GEP, lane-wise stores */
 static unsigned note(tkc_cs *cs, const tkc_uop *u) {
   rctx *c = CTX(cs);
   if (u->dtype.scalar == TKC_FLOAT16) c->need_half = true;
   if (u->dtype.scalar == TKC_BFLOAT16) c->need_bf16 = true;
   if (u->op == TKC_OP_MAX || u->op == TKC_OP_GEP) return TKC_CS_DUP_ALL;
-  if ((u->op == TKC_OP_IDIV || u->op == TKC_OP_MOD) && u->nsrc == 2 && !tkc_cs_divisor_safe(u->src[1], u->dtype.scalar, true)) return TKC_CS_DUP_ALL;
   if (u->op == TKC_OP_STORE && u->nsrc >= 2 && u->src[0]->dtype.space && lanewise_mem(tkc_dt_base(u->src[0]->dtype))) return TKC_CS_DUP_VEC;
   return 0;
 }
@@ -505,6 +499,21 @@ static const tkc_cs_lang c_lang = {
 };
 
 /* ---------------------------------------------------------------- the renderer */
+
+/* a vector op C's vector extensions cannot do (half, bfloat16, odd widths, IDIV, math functions ...)
+ * -> VECTORIZE of its lane ops */
+static tkc_uop *c_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
+  const tkc_uop *u = tkc_match_root(m);
+  return (void)ctx, u->dtype.count > 1 && !native_vector(u) ? tkc_target_scalarize(g, u) : NULL;
+}
+static const tkc_rule c_rules[] = {{"x:ALU|CAST|BITCAST", c_lanes}};
+
+/* C lacks defined x/0 and INT_MIN/-1 (both trap) and vector forms of some ops */
+static const tkc_matcher *c_matcher(void) {
+  static tkc_matcher *_Atomic own, *_Atomic all;
+  const tkc_matcher *pm = tkc_matcher_static(&own, c_rules, TKC_COUNTOF(c_rules));
+  return pm ? tkc_target_matcher(&all, pm, TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_LANE_GEPS) : NULL;
+}
 
 static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
   (void)self;
@@ -577,6 +586,6 @@ const tkc_renderer tkc_renderer_c = {
     .global_max = {0, 0, 0},
     .local_max = {0, 0, 0},
     .shared_max = 0,
-    .extra_matcher = NULL,
+    .extra_matcher = c_matcher,
     .render = render_c,
 };

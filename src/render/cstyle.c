@@ -8,10 +8,6 @@
 
 static const char *const pfx_name[TKC_CS_NPFX] = {"ridx", "alu", "val", "cast", "acc", "gep", "temp"};
 
-static int cmp_var(const void *a, const void *b) {
-  const tkc_uop *x = *(const tkc_uop *const *)a, *y = *(const tkc_uop *const *)b;
-  return strcmp(x->arg.v.t[0].v.s, y->arg.v.t[0].v.s);
-}
 static int cmp_buf(const void *a, const void *b) {
   int64_t x = ((const tkc_cs_buf *)a)->num, y = ((const tkc_cs_buf *)b)->num;
   return (x > y) - (x < y);
@@ -208,35 +204,22 @@ char *tkc_cs_vec(tkc_cs *cs, const tkc_uop *u, tkc_dt dt, char **l, int n) {
 
 char *tkc_cs_value_op(tkc_cs *cs, const tkc_uop *u) {
   const tkc_cs_lang *L = cs->lang;
-  int cnt = u->dtype.count, lanes = cnt > 1 ? cnt : 1;
-  if (L->max_vector && cnt > L->max_vector) return tkc_cs_unsupported(cs, u, L->max_vector_why);
-  if (L->native_vector && u->nsrc <= 3) {
-    char *v = L->native_vector(cs, u);
-    if (v || cs->failed) return v;
+  if (u->dtype.count > 1) { /* the target rules scalarized what the lang cannot do on vectors */
+    if (L->max_vector && u->dtype.count > L->max_vector) return tkc_cs_unsupported(cs, u, L->max_vector_why);
+    return L->native_vector(cs, u);
   }
-  if (u->nsrc < 1 || u->nsrc > 3) return tkc_cs_unsupported(cs, u, "wrong number of sources");
   bool cast = u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST;
   unsigned fl = tkc_op_flags((tkc_op)u->op);
   int need = (fl & TKC_F_T) || u->op == TKC_OP_MULACC ? 3 : (fl & TKC_F_B) ? 2 : 1;
   if (cast && u->nsrc != 1) return tkc_cs_unsupported(cs, u, "expects one source");
-  if (cast && u->src[0]->dtype.count != cnt) return tkc_cs_unsupported(cs, u, "changing the vector width");
   if (!cast && u->nsrc != need) return tkc_cs_unsupported(cs, u, "wrong number of sources");
-  char *stack[16] = {NULL}, **l = lanes <= 16 ? stack : tkc_calloc((size_t)lanes, sizeof *l);
-  if (!l) return tkc_cs_oom(cs);
-  char *res = NULL;
+  if (cast && u->src[0]->dtype.count != 1) return tkc_cs_unsupported(cs, u, "changing the vector width");
+  char *a[3] = {NULL, NULL, NULL}, *res = NULL;
   bool ok = true;
-  for (int i = 0; i < lanes && ok; i++) {
-    char *a[3] = {NULL, NULL, NULL};
-    for (int k = 0; k < u->nsrc && ok; k++)
-      if (!(a[k] = cnt > 1 ? tkc_cs_lane(cs, u, u->src[k], i) : ref_copy(cs, u, u->src[k]))) ok = false;
-    if (ok && cast) l[i] = L->cast(cs, u, u->src[0]->dtype.scalar, u->dtype.scalar, a[0], u->op == TKC_OP_BITCAST);
-    else if (ok) l[i] = L->alu(cs, u, (const char *const *)a, cnt <= 1);
-    if (!l[i]) ok = false;
-    for (int k = 0; k < 3; k++) tkc_free(a[k]);
-  }
-  if (ok) res = cnt > 1 ? tkc_cs_vec(cs, u, u->dtype, l, lanes) : l[0];
-  else for (int i = 0; i < lanes; i++) tkc_free(l[i]);
-  if (l != stack) tkc_free(l);
+  for (int k = 0; k < u->nsrc && ok; k++) ok = (a[k] = ref_copy(cs, u, u->src[k])) != NULL;
+  if (ok && cast) res = L->cast(cs, u, u->src[0]->dtype.scalar, u->dtype.scalar, a[0], u->op == TKC_OP_BITCAST);
+  else if (ok) res = L->alu(cs, u, (const char *const *)a);
+  for (int k = 0; k < 3; k++) tkc_free(a[k]);
   return res;
 }
 
@@ -251,14 +234,6 @@ bool tkc_cs_add_buf(tkc_cs *cs, size_t i) {
   cs->bufs[cs->nbufs].dt = u->dtype;
   cs->nbufs++;
   return (cs->r[i] = tkc_cs_fmt(cs, "data%lld", (long long)u->arg.v.i)) != NULL;
-}
-
-bool tkc_cs_divisor_safe(const tkc_uop *d, int s, bool minus1_traps) {
-  if (!d || d->dtype.space || d->dtype.count > 1) return false;
-  bool uns = tkc_dtype_is_unsigned((tkc_dtype)s);
-  if (d->op == TKC_OP_CONST && d->arg.kind == TKC_ARG_INT) return d->arg.v.i != 0 && (uns || !minus1_traps || d->arg.v.i != -1);
-  if (uns) return d->vmin > 0;
-  return d->vmin > 0 || d->vmax < (minus1_traps ? -1 : 0);
 }
 
 void tkc_cs_real(double v, bool f32, char *out, size_t n) {
@@ -306,7 +281,7 @@ bool tkc_cs_prepass(tkc_cs *cs) {
     }
   }
   memcpy(cs->vars_sorted, cs->vars, cs->nvars * sizeof *cs->vars);
-  qsort(cs->vars_sorted, cs->nvars, sizeof *cs->vars, cmp_var);
+  qsort(cs->vars_sorted, cs->nvars, sizeof *cs->vars, tkc_render_var_order);
   return true;
 }
 

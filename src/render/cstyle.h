@@ -46,11 +46,12 @@ typedef struct tkc_cs_lang {
   const char *(*type)(tkc_cs *cs, const tkc_uop *u, tkc_dt dt, char *buf, size_t n);
   /* a scalar constant of dtype scalar holding arg a */
   char *(*const_str)(tkc_cs *cs, const tkc_uop *u, int scalar, const tkc_arg *a);
-  /* one lane of an ALU op u on operands a[] (scalar: u is not a vector, its sources' ranges apply) */
-  char *(*alu)(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool scalar);
-  /* one lane of a CAST (bitcast false) or BITCAST of x from scalar type f to t */
+  /* a scalar ALU op u on operands a[] */
+  char *(*alu)(tkc_cs *cs, const tkc_uop *u, const char *const *a);
+  /* a scalar CAST (bitcast false) or BITCAST of x from scalar type f to t */
   char *(*cast)(tkc_cs *cs, const tkc_uop *u, int f, int t, const char *x, bool bitcast);
-  /* optional: a vector op as one vector expression; NULL (no error): render it lane by lane */
+  /* a vector ALU op, CAST or BITCAST as one vector expression (the lang's extra_matcher scalarizes
+   * the others: tkc_target_scalarize); NULL + error when it cannot */
   char *(*native_vector)(tkc_cs *cs, const tkc_uop *u);
   /* the name of DEFINE_VAR number k (in uop order; cs->vars) */
   char *(*var_name)(tkc_cs *cs, size_t k);
@@ -122,15 +123,12 @@ TKC_HIDDEN char *tkc_cs_lane(tkc_cs *cs, const tkc_uop *user, const tkc_uop *s, 
 TKC_HIDDEN char *tkc_cs_vec(tkc_cs *cs, const tkc_uop *u, tkc_dt dt, char **l, int n);
 /* a vector literal of dtype dt from lane_of(cs, u, k) for k < n */
 TKC_HIDDEN char *tkc_cs_vec_of(tkc_cs *cs, const tkc_uop *u, tkc_dt dt, int n, char *(*lane_of)(tkc_cs *cs, const tkc_uop *u, int k));
-/* a value-producing ALU/CAST/BITCAST u: native_vector, else lane by lane through alu/cast */
+/* a value-producing ALU/CAST/BITCAST u: alu/cast for scalars, native_vector for vectors */
 TKC_HIDDEN char *tkc_cs_value_op(tkc_cs *cs, const tkc_uop *u);
 
 /* records DEFINE_GLOBAL uops[i] as buffer "dataN" (TKC_EINVAL when N is taken) */
 TKC_HIDDEN bool tkc_cs_add_buf(tkc_cs *cs, size_t i);
 
-/* the integer divisor d (of an op of scalar type s) can be used as is: never 0, and with
- * minus1_traps never -1 for signed types (C's INT_MIN / -1) */
-TKC_HIDDEN bool tkc_cs_divisor_safe(const tkc_uop *d, int s, bool minus1_traps);
 /* the shortest decimal that reads back as the same float (f32) or double, with '.' as the decimal
  * point whatever the locale and a ".0" when it has neither a point nor an exponent */
 TKC_HIDDEN void tkc_cs_real(double v, bool f32, char *out, size_t n);

@@ -30,8 +30,8 @@
  *    16-bit integer ops are wrapped back to their width (sign-extended / masked) like C's casts.
  *  - bfloat16 is emulated: its bits are the high half of an f32; every bfloat16 ALU result and cast
  *    goes through tkc_bf16(): round to nearest even as numpy/torch (NaN stays NaN, overflow gives inf).
- *  - integer IDIV/MOD by a divisor that range analysis cannot prove nonzero give 0 (INTERP) instead of
- *    WGSL's x/0 = x; INT_MIN / -1 wraps (WGSL defines it as INT_MIN). Shifts by a count that may be
+ *  - integer IDIV/MOD by a divisor that may be 0 give 0 (INTERP) instead of WGSL's x/0 = x: the
+ *    target rule GUARD_DIV_ZERO (the extra_matcher); INT_MIN / -1 wraps (WGSL defines it as INT_MIN). Shifts by a count that may be
  *    >= 32 or negative give INTERP's results (0, or the sign fill for SHR of signed values).
  *  - float -> int casts saturate and map NaN to 0 (tkc_f2i / tkc_f2u), as tkc_value_cast.
  *  - NaN: WGSL lets implementations assume no NaN/inf ("fast math"; lavapipe folds x != x to false
@@ -41,7 +41,7 @@
  *    exp2(y*log2(x)) into a pow that gives 0 for 0**-1). Other arithmetic that produces NaN/inf at
  *    run time is up to the implementation.
  *  - vectors (2 to 4 lanes) are WGSL vecN<T>; loads and stores are done lane by lane, vector ALU ops
- *    and casts lane by lane. Wider vectors and vector access to packed buffers are TKC_EUNSUPPORTED
+ *    and casts lane by lane (but float32 arithmetic: the target rules scalarize the others). Wider vectors and vector access to packed buffers are TKC_EUNSUPPORTED
  *    (max_vector = 4 and scalar_access_dtypes keep the optimizer from making them).
  *  - gated loads read nothing when the gate is false (var + if), so no out-of-bounds access happens.
  * The render loop, naming and inlining are cstyle.c's; this file is WGSL's language table. */
@@ -49,6 +49,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/common.h"
+#include "codegen/target_rules.h"
 #include "render/cstyle.h"
 #include "render/renderers.h"
 #include "render/wgsl_rules.h"
@@ -65,7 +66,6 @@ static const char *const reg_name[TKC_NDTYPES] = {
 
 #define WGSL_UNSUPPORTED ((1u << TKC_INT64) | (1u << TKC_UINT64) | (1u << TKC_FLOAT64))
 static bool narrow_int(int s) { return tkc_dtype_is_int(s) && tkc_dtype_size(s) < 4; }
-static bool signed_int(int s) { return tkc_dtype_is_int(s) && !tkc_dtype_is_unsigned(s); }
 
 /* ---------------------------------------------------------------- render context */
 
@@ -183,26 +183,20 @@ static char *bool_arith(rctx *c, const tkc_uop *u, const char *const *a) {
   }
 }
 
-/* integer division that gives INTERP's x / 0 = 0 (WGSL: x / 0 = x, x % 0 = 0, INT_MIN / -1 =
- * INT_MIN, INT_MIN % -1 = 0) where the divisor may be 0: a string path a rewrite rule can later replace */
-static char *guarded_divmod(rctx *c, int op, const char *const *a, const char *zero) {
-  return xfmt(c, "select(%s %s %s, %s, %s == %s)", a[0], op == TKC_OP_IDIV ? "/" : "%", a[1], zero, a[1], zero);
-}
-
 /* shifts by a count that may be >= 32 or negative with INTERP's results (0, or the sign fill for SHR
  * of signed values); cnt is the count as u32 */
 static char *guarded_shift(rctx *c, const tkc_uop *u, const char *const *a, const char *cnt, const char *zero) {
   int op = u->op, s = u->dtype.scalar, bs = u->src[1]->dtype.scalar;
-  if (op == TKC_OP_SHL || !signed_int(s)) /* count >= 32 (or negative): 0 */
+  if (op == TKC_OP_SHL || !tkc_render_is_signed(s)) /* count >= 32 (or negative): 0 */
     return xfmt(c, "select(%s %s (%s & 31u), %s, %s >= 32u)", a[0], op == TKC_OP_SHL ? "<<" : ">>", cnt, zero, cnt);
   if (bs != TKC_BOOL && !tkc_dtype_is_unsigned(bs)) /* arithmetic shift: count >= 32 gives the sign fill, a negative count 0 */
     return xfmt(c, "select(%s >> min(%s, 31u), 0i, %s < %s)", a[0], cnt, a[1], zero_of(bs));
   return xfmt(c, "(%s >> min(%s, 31u))", a[0], cnt);
 }
 
-/* One scalar ALU op of the WGSL type of u's dtype on operands a[] (scalar: u's sources' range
- * analysis applies); CMPLT/CMPNE compare operands of their source type */
-static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool scalar) {
+/* One scalar ALU op of the WGSL type of u's dtype on operands a[]; CMPLT/CMPNE compare operands
+ * of their source type */
+static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   rctx *c = CTX(cs);
   int op = u->op, s = u->dtype.scalar, in = op == TKC_OP_WHERE ? s : u->src[0]->dtype.scalar;
   if (!reg_name[in]) return fail_dtype(c, u, in);
@@ -227,7 +221,8 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool
     break;
   case TKC_OP_IDIV: case TKC_OP_MOD:
     if (isf) return fail_unsupported(c, u, "IDIV/MOD on a float type");
-    e = tkc_cs_divisor_safe(scalar ? u->src[1] : NULL, u->src[1]->dtype.scalar, false) ? tkc_cs_op(cs, op, a) : guarded_divmod(c, op, a, zero);
+    /* x/0 = x%0 = 0 by the target rules (WGSL's x/0 is x); WGSL itself defines INT_MIN/-1 = INT_MIN, INT_MIN%-1 = 0 */
+    e = tkc_divisor_guarded(u->src[1], false) ? tkc_cs_op(cs, op, a) : fail_unsupported(c, u, "a divisor that may be 0 (apply the target rules first)");
     break;
   case TKC_OP_CMPLT: /* (bools are compared as ints by wgsl_rules; kept here for kernels built without them) */
     return in == TKC_BOOL ? xfmt(c, "(i32(%s) < i32(%s))", a[0], a[1]) : tkc_cs_op(cs, op, a);
@@ -247,7 +242,7 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a, bool
     char *cnt = bs == TKC_UINT32 || bs == TKC_UINT16 || bs == TKC_UINT8 ? xfmt(c, "%s", a[1]) : xfmt(c, "u32(%s)", a[1]);
     if (!cnt) return NULL;
     const char *b[2] = {a[0], cnt};
-    e = scalar && shift_safe(u->src[1]) ? tkc_cs_op(cs, op, b) : guarded_shift(c, u, a, cnt, zero);
+    e = shift_safe(u->src[1]) ? tkc_cs_op(cs, op, b) : guarded_shift(c, u, a, cnt, zero);
     tkc_free(cnt);
     break;
   }
@@ -346,17 +341,13 @@ static char *cast_scalar(tkc_cs *cs, const tkc_uop *u, int f, int t, const char 
   return r;
 }
 
-/* float32 vector arithmetic as WGSL vector ops (the same result as lane by lane); NULL when u is
- * not such an op (it is then rendered lane by lane) */
+/* float32 vector arithmetic (tkc_wgsl_native_vector) as WGSL vector ops */
 static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
-  int s = u->dtype.scalar, op = u->op;
-  if (u->dtype.count < 2 || u->dtype.count > 4 || s != TKC_FLOAT32) return NULL;
-  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return NULL;
   const char *a[3] = {NULL, NULL, NULL};
-  for (int k = 0; k < u->nsrc && k < 3; k++)
-    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype) || !(a[k] = tkc_cs_ref(cs, u, u->src[k]))) return NULL;
-  if (op != TKC_OP_MULACC) return tkc_cs_op(cs, op, a);
-  return u->nsrc == 3 ? tkc_cs_fmt(cs, "fma(%s, %s, %s)", a[0], a[1], a[2]) : NULL;
+  if (!tkc_wgsl_native_vector(u)) return tkc_cs_unsupported(cs, u, "vector op the target rules did not scalarize");
+  for (int k = 0; k < u->nsrc; k++)
+    if (!(a[k] = tkc_cs_ref(cs, u, u->src[k]))) return NULL;
+  return u->op == TKC_OP_MULACC ? tkc_cs_fmt(cs, "fma(%s, %s, %s)", a[0], a[1], a[2]) : tkc_cs_op(cs, u->op, a);
 }
 
 /* ---------------------------------------------------------------- memory */
@@ -563,7 +554,7 @@ static char *var_field(tkc_cs *cs, size_t k) {
 static unsigned note(tkc_cs *cs, const tkc_uop *u) {
   rctx *c = CTX(cs);
   unsigned f = 0;
-  if (u->op == TKC_OP_MAX || u->op == TKC_OP_IDIV || u->op == TKC_OP_MOD || u->op == TKC_OP_SHL || u->op == TKC_OP_SHR || u->op == TKC_OP_LOG2 ||
+  if (u->op == TKC_OP_MAX || u->op == TKC_OP_SHL || u->op == TKC_OP_SHR || u->op == TKC_OP_LOG2 ||
       (u->op == TKC_OP_CMPNE && u->nsrc == 2 && u->src[0] == u->src[1]))
     f = TKC_CS_DUP_ALL;
   if (u->op == TKC_OP_STORE || u->op == TKC_OP_GEP) f |= TKC_CS_DUP_VEC;

@@ -3,6 +3,7 @@
  * stores of packed 8/16-bit and bfloat16 buffers as u32 word accesses, bool comparisons on ints,
  * shifts of i32 on u32, MAX as a select (see wgsl.c for the value representation). */
 #include <math.h>
+#include "codegen/target_rules.h"
 #include "render/wgsl_rules.h"
 #include "uops/uop_internal.h"
 
@@ -125,6 +126,23 @@ static tkc_uop *r_max(tkc_graph *g, const tkc_match *m, void *ctx) {
   return lt ? tkc_uop_new(g, TKC_OP_WHERE, mx->dtype, 3, s, tkc_arg_none()) : NULL;
 }
 
+/* u is float32 vector arithmetic WGSL does as vector ops (the same result as lane by lane); the
+ * rules scalarize the other vector ops (r_lanes) */
+bool tkc_wgsl_native_vector(const tkc_uop *u) {
+  int op = u->op;
+  if (u->dtype.count < 2 || u->dtype.count > 4 || u->dtype.space || u->dtype.scalar != TKC_FLOAT32 || u->nsrc > 3) return false;
+  if (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_FDIV && op != TKC_OP_NEG && op != TKC_OP_MULACC) return false;
+  for (int k = 0; k < u->nsrc; k++)
+    if (!tkc_dt_eq(u->src[k]->dtype, u->dtype)) return false;
+  return op != TKC_OP_MULACC || u->nsrc == 3;
+}
+/* a vector op WGSL has no vector form for (all but float32 arithmetic) -> VECTORIZE of its lane ops */
+static tkc_uop *r_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
+  const tkc_uop *u = tkc_match_root(m);
+  return u->dtype.count > 1 && !tkc_wgsl_native_vector(u) ? tkc_target_scalarize(g, u) : NULL;
+}
+
 static const tkc_rule wgsl_rules[] = {
     {"c:(CMPLT a<bool> b)", r_bool_int_op},                         /* a<b (bool) -> int(a)<int(b) */
     {"c:(XOR a<bool> b)", r_bool_int_op},                           /* a^b (bool) -> bool(int(a)^int(b)) */
@@ -133,11 +151,15 @@ static const tkc_rule wgsl_rules[] = {
     {"(MUL a (WHERE g c1:CONST c2:CONST))", r_mul_nan_gate},        /* a*(g?nan:1) -> g?nan:a */
     {"(SHL a b)", r_shl_u32},                                       /* a<<b -> (u32(a)<<u32(b)) as a */
     {"MAX", r_max},                                                 /* max(a,b) -> a<b?b:a */
+    {"x:ALU|CAST|BITCAST", r_lanes},                                /* vector op -> VECTORIZE of lane ops */
 };
 
+/* WGSL lacks INTERP's x/0 = 0 (WGSL gives x / 0 = x; it defines INT_MIN / -1 = INT_MIN itself) and
+ * most vector ALU */
 const tkc_matcher *tkc_wgsl_matcher(void) {
-  static tkc_matcher *_Atomic pm;
-  return tkc_matcher_static(&pm, wgsl_rules, TKC_COUNTOF(wgsl_rules));
+  static tkc_matcher *_Atomic own, *_Atomic all;
+  const tkc_matcher *pm = tkc_matcher_static(&own, wgsl_rules, TKC_COUNTOF(wgsl_rules));
+  return pm ? tkc_target_matcher(&all, pm, TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_LANE_GEPS) : NULL;
 }
 
 

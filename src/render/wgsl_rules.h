@@ -12,6 +12,8 @@ TKC_HIDDEN bool tkc_wgsl_packed(int scalar);
 /* LOAD(ptr, alt, gate[, ...]) reads only when gate; further sources (and LOAD(ptr, barrier)) are
  * void ordering dependencies */
 TKC_HIDDEN bool tkc_wgsl_load_gated(const tkc_uop *l);
+/* vector op u is one WGSL renders as a vector op (wgsl.c); the rules scalarize the others */
+TKC_HIDDEN bool tkc_wgsl_native_vector(const tkc_uop *u);
 /* the rewrites (built once) */
 TKC_HIDDEN const tkc_matcher *tkc_wgsl_matcher(void);
 
