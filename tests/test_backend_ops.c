@@ -1708,13 +1708,9 @@ static bool c_renderer_unguarded(const alu_row *r) {
   return r->op == TKC_OP_CAST && tr_isf(s->dt) && !tr_isf(o) && o != TKC_BOOL;
 }
 
-/* Rows a renderer refuses to render (TKC_EUNSUPPORTED, checked): WGSL has no bool division and no
- * vector loads of packed 8/16-bit buffers. */
-static bool refused_on(const char *dev, const alu_row *r) {
-  if (strcmp(dev, "WEBGPU")) return false;
-  tkc_dtype dt = ALU_SETS[r->set].dt;
-  return r->fx == FX_VEC4 || (dt == TKC_BOOL && (r->op == TKC_OP_IDIV || r->op == TKC_OP_MOD));
-}
+/* Rows a renderer refuses to render (TKC_EUNSUPPORTED, checked): WGSL has no vector loads of packed
+ * 8/16-bit buffers. (Bool division is computed everywhere: the target rules make it AND / a uint8 MOD.) */
+static bool refused_on(const char *dev, const alu_row *r) { return !strcmp(dev, "WEBGPU") && r->fx == FX_VEC4; }
 
 static void run_alu_rows(const char *dev) {
   char why[256];
