@@ -5,7 +5,8 @@
 # (PATH, then /usr/local/cuda/bin), so this file only
 #   - offers TKC_WITH_CUDA (ON by default; OFF builds the device as always unavailable), and
 #   - (CMakeLists.txt, after the tests) labels the tests that exercise CUDA "cuda": `ctest -L cuda` (scripts/gpu-check.sh) runs the PTX
-#     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda), and on every device (CUDA
+#     renderer checks (test_ptx), the CUDA-vs-INTERP suite (test_cuda), every op on every device
+#     against INTERP and C (test_backend_ops), and on every device (CUDA
 #     included when present) the kernel suite (test_kernels), the kernel-opt suite (test_opts:
 #     shared-memory GROUP, tensor cores) and the reduce suite (test_tensor_reduce: long reductions).
 

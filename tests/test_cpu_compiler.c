@@ -165,26 +165,41 @@ static double now_s(void) {
   return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* a fake compiler at work/name whose body follows a line answering --version; tmpdir and pidfile
+ * are named under work (tmpdir made) */
+struct fake_cc { char script[4200], tmpdir[4200], pidfile[4200]; };
+static void fake_cc_write(struct fake_cc *fc, const char *work, const char *name, const char *pidname, const char *body) {
+  snprintf(fc->script, sizeof fc->script, "%s/%s", work, name);
+  snprintf(fc->tmpdir, sizeof fc->tmpdir, "%s/tmp", work);
+  snprintf(fc->pidfile, sizeof fc->pidfile, "%s/%s", work, pidname);
+  assert_int_equal(mkdir(fc->tmpdir, 0700), 0);
+  FILE *f = fopen(fc->script, "w");
+  assert_non_null(f);
+  fprintf(f, "#!/bin/sh\ncase \"$1\" in --version) echo '%s 1.0'; exit 0;; esac\n%s", name, body);
+  fclose(f);
+  assert_int_equal(chmod(fc->script, 0700), 0);
+}
+
+/* whether pid is still running (not gone, not a zombie) after up to tries * 10 ms */
+static int still_alive(int pid, int tries) {
+  int alive = 1;
+  for (int i = 0; i < tries && alive; i++) {
+    alive = kill(pid, 0) == 0 && !is_zombie(pid);
+    if (alive) usleep(10000);
+  }
+  return alive;
+}
+
 /* a "compiler" that answers --version, then leaves a file in $TMPDIR and waits on a grandchild */
 static void test_hanging_compiler_is_killed(void **state) {
   (void)state;
   char work[] = "/tmp/tkc-cc-hang-XXXXXX";
   assert_non_null(mkdtemp(work));
-  char script[4200], tmpdir[4200], pidfile[4200];
-  snprintf(script, sizeof script, "%s/hangcc", work);
-  snprintf(tmpdir, sizeof tmpdir, "%s/tmp", work);
-  snprintf(pidfile, sizeof pidfile, "%s/sleep.pid", work);
-  assert_int_equal(mkdir(tmpdir, 0700), 0);
-  FILE *f = fopen(script, "w");
-  assert_non_null(f);
-  fprintf(f, "#!/bin/sh\n"
-             "case \"$1\" in --version) echo 'hangcc 1.0'; exit 0;; esac\n"
-             "touch \"$TMPDIR/ccLEFT.s\"\n"
-             "sleep 1000 & echo $! > '%s'\n"
-             "wait\n",
-          pidfile);
-  fclose(f);
-  assert_int_equal(chmod(script, 0700), 0);
+  struct fake_cc fc;
+  char body[4400];
+  snprintf(body, sizeof body, "touch \"$TMPDIR/ccLEFT.s\"\nsleep 1000 & echo $! > '%s/sleep.pid'\nwait\n", work);
+  fake_cc_write(&fc, work, "hangcc", "sleep.pid", body);
+  char *script = fc.script, *tmpdir = fc.tmpdir, *pidfile = fc.pidfile;
   char cc[4300], tmp[4300];
   snprintf(cc, sizeof cc, "CC=%s", script);
   snprintf(tmp, sizeof tmp, "TMPDIR=%s", tmpdir);
@@ -195,17 +210,12 @@ static void test_hanging_compiler_is_killed(void **state) {
   assert_true(took < 30); /* 1 s limit, plus the start */
   /* the private temp dir (and the compiler's file in it) is gone; the grandchild was killed */
   assert_int_equal(count_entries(tmpdir), 0);
-  f = fopen(pidfile, "r");
+  FILE *f = fopen(pidfile, "r");
   assert_non_null(f);
   int pid = 0;
   assert_int_equal(fscanf(f, "%d", &pid), 1);
   fclose(f);
-  int alive = 1;
-  for (int i = 0; i < 200 && alive; i++) { /* killed: a zombie until whoever adopted it reaps it */
-    alive = kill(pid, 0) == 0 && !is_zombie(pid);
-    if (alive) usleep(10000);
-  }
-  assert_false(alive);
+  assert_false(still_alive(pid, 200)); /* killed: a zombie until whoever adopted it reaps it */
   unlink(script), unlink(pidfile), rmdir(tmpdir), rmdir(work);
 }
 
@@ -269,20 +279,12 @@ static void test_killed_host_takes_its_compiler(void **state) {
 #endif
   char work[] = "/tmp/tkc-cc-orphan-XXXXXX";
   assert_non_null(mkdtemp(work));
-  char script[4200], tmpdir[4200], pidfile[4200];
-  snprintf(script, sizeof script, "%s/slowcc", work);
-  snprintf(tmpdir, sizeof tmpdir, "%s/tmp", work);
-  snprintf(pidfile, sizeof pidfile, "%s/cc.pid", work);
-  assert_int_equal(mkdir(tmpdir, 0700), 0);
-  FILE *f = fopen(script, "w");
-  assert_non_null(f);
-  fprintf(f, "#!/bin/sh\n"
-             "case \"$1\" in --version) echo 'slowcc 1.0'; exit 0;; esac\n"
-             "echo $$ > '%s.part' && mv '%s.part' '%s'\n"
-             "exec sleep 1000\n",
-          pidfile, pidfile, pidfile);
-  fclose(f);
-  assert_int_equal(chmod(script, 0700), 0);
+  struct fake_cc fc;
+  char body[13000];
+  snprintf(body, sizeof body, "echo $$ > '%s/cc.pid.part' && mv '%s/cc.pid.part' '%s/cc.pid'\nexec sleep 1000\n", work, work, work);
+  fake_cc_write(&fc, work, "slowcc", "cc.pid", body);
+  char *script = fc.script, *tmpdir = fc.tmpdir, *pidfile = fc.pidfile;
+  FILE *f;
   pid_t host = fork();
   if (host == 0) {
     setenv("CC", script, 1), setenv("TMPDIR", tmpdir, 1), setenv("TKC_CACHE_DIR", "", 1), setenv("TKC_CC_TIMEOUT", "0", 1);
@@ -303,11 +305,7 @@ static void test_killed_host_takes_its_compiler(void **state) {
   while (waitpid(host, &st, 0) < 0 && errno == EINTR) {}
   assert_true(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL);
   assert_true(cc > 0);
-  int alive = 1;
-  for (int i = 0; i < 500 && alive; i++) { /* gone (or a zombie) within 5 s */
-    alive = kill(cc, 0) == 0 && !is_zombie(cc);
-    if (alive) usleep(10000);
-  }
+  int alive = still_alive(cc, 500); /* gone (or a zombie) within 5 s */
   if (alive) kill(cc, SIGKILL); /* leave nothing running, then fail */
   assert_false(alive);
   assert_int_equal(named, 1);

@@ -33,8 +33,8 @@ extern char **environ;
 
 /* ---------------------------------------------------------------- rendering without a device */
 
-/* The program driver's stages (src/runtime/program.c: symbolic_simple + render prep, the renderer's
- * extra_matcher, linearize, render) for the PTX renderer, without a device. Malloc'ed PTX or NULL. */
+/* The codegen pipeline's last stages (src/codegen/pipeline.c: simplify, render_prep, the renderer's
+ * rules, linearize, render) for the PTX renderer, without a device. Malloc'ed PTX or NULL. */
 static char *ptx_of(tkc_graph *g, tkc_uop *sink, const char *name) {
   const tkc_renderer *r = tkc_renderer_get("PTX");
   return r ? tkc_codegen_source(sink, r, name) : NULL;

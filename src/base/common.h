@@ -33,6 +33,12 @@ TKC_HIDDEN char *tkc_strdup(const char *s);
 TKC_HIDDEN void *tkc_malloc_aligned(size_t n, size_t align);
 TKC_HIDDEN void tkc_free_aligned(void *p);
 
+/* FNV-1a of n bytes continuing from h (start with TKC_FNV_OFFSET); tkc_hash64 also mixes the bits,
+ * for when the low bits must be good too (file names, checksums). */
+#define TKC_FNV_OFFSET 1469598103934665603ull
+TKC_HIDDEN uint64_t tkc_fnv1a(const void *p, size_t n, uint64_t h);
+TKC_HIDDEN uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed);
+
 /* A growable byte buffer for building strings. On allocation failure it sets oom and drops text. */
 typedef struct tkc_sbuf {
   char *s;

@@ -35,11 +35,7 @@ static pthread_mutex_t kname_lock;
 static pthread_once_t kname_once = PTHREAD_ONCE_INIT;
 static void kname_init(void) { pthread_mutex_init(&kname_lock, NULL); }
 
-static uint64_t key_hash(const char *s) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-  return h;
-}
+static uint64_t key_hash(const char *s) { return tkc_fnv1a(s, strlen(s), TKC_FNV_OFFSET); }
 
 /* The number of the kernel key among the distinct kernels named base (0 for the first; 0 also
  * when out of memory: the name is then not made unique) */

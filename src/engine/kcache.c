@@ -26,11 +26,7 @@ static pthread_mutex_t lock;
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static void init(void) { pthread_mutex_init(&lock, NULL); }
 
-static uint64_t hash_of(const char *s) {
-  uint64_t h = 1469598103934665603ull;
-  for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-  return h;
-}
+static uint64_t hash_of(const char *s) { return tkc_fnv1a(s, strlen(s), TKC_FNV_OFFSET); }
 
 tkc_program *tkc_kcache_get(const char *key, tkc_kcache_ref *ref) {
   pthread_once(&once, init);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/fsize_guard.h"
 #include "engine/engine.h"
 #include "graph/tensor_internal.h"
 
@@ -22,17 +23,19 @@ void tkc_dot_escape(tkc_sbuf *b, const char *s) {
 tkc_status tkc_write_text_file(const char *who, const char *path, tkc_sbuf *b) {
   char *text = tkc_sbuf_take(b);
   if (!text) return tkc_last_status();
+  tkc_fsize_guard g; /* past the file size limit: EFBIG, not SIGXFSZ at the host */
+  tkc_fsize_guard_begin(&g);
   FILE *f = fopen(path, "w");
-  if (!f) {
-    int e = errno;
-    tkc_free(text);
-    return tkc_err(TKC_ERUNTIME, "%s: cannot write %s: %s", who, path, strerror(e));
+  int e = errno, bad = !f;
+  if (f) {
+    size_t n = strlen(text);
+    bad = fwrite(text, 1, n, f) != n;
+    if (bad) e = errno;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
   }
-  size_t n = strlen(text);
-  int bad = fwrite(text, 1, n, f) != n;
-  bad |= fclose(f) != 0;
+  tkc_fsize_guard_end(&g);
   tkc_free(text);
-  return bad ? tkc_err(TKC_ERUNTIME, "%s: writing %s failed", who, path) : TKC_OK;
+  return bad ? tkc_err(TKC_ERUNTIME, "%s: cannot write %s: %s", who, path, strerror(e)) : TKC_OK;
 }
 
 /* ---------------------------------------------------------------- the schedule */

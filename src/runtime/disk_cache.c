@@ -38,14 +38,6 @@ typedef struct entry_header {
 static atomic_ullong n_hits, n_misses, n_stores, n_rejected, n_errors;
 static atomic_uint tmp_serial;
 
-uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed) {
-  const unsigned char *s = p;
-  uint64_t h = 1469598103934665603ull ^ seed;
-  for (size_t i = 0; i < n; i++) h = (h ^ s[i]) * 1099511628211ull;
-  h ^= h >> 33, h *= 0xff51afd7ed558ccdull, h ^= h >> 33, h *= 0xc4ceb9fe1a85ec53ull, h ^= h >> 33;
-  return h;
-}
-
 static void note(const char *fmt, const char *a, const char *b) {
   if (tkc_debug_level() >= 2) fprintf(stderr, fmt, a, b);
 }

@@ -23,7 +23,4 @@ TKC_HIDDEN void tkc_dcache_put(const char *kind, const void *key, size_t keylen,
  * callers skip building keys and reading back what they would store when it is not. */
 TKC_HIDDEN bool tkc_dcache_on(void);
 
-/* a 64-bit hash of n bytes (FNV-1a with a final mix), seeded */
-TKC_HIDDEN uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed);
-
 #endif
