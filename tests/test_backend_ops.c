@@ -1697,17 +1697,6 @@ static void alu_check(const char *dev, const int *rows, int nout) {
   free(a), free(b), free(a2), free(b2);
 }
 
-/* Edge values C leaves undefined (shift counts outside [0, width), float -> int casts of NaN, inf and
- * out-of-range values) where the C renderer does not (yet) guard them as tkc's semantics ask
- * (tkc_value_cast: saturate, NaN -> 0; INTERP, LLVM and WGSL do): not compared on CPU, but listed. */
-static bool c_renderer_unguarded(const alu_row *r) {
-  const alu_inputs *s = &ALU_SETS[r->set];
-  tkc_dtype o = alu_out_dt(r);
-  if (s->defined || r->fx) return false;
-  if (r->op == TKC_OP_SHL || r->op == TKC_OP_SHR) return s->dt != TKC_BOOL;
-  return r->op == TKC_OP_CAST && tr_isf(s->dt) && !tr_isf(o) && o != TKC_BOOL;
-}
-
 /* Rows a renderer refuses to render (TKC_EUNSUPPORTED, checked): WGSL has no vector loads of packed
  * 8/16-bit buffers. (Bool division is computed everywhere: the target rules make it AND / a uint8 MOD.) */
 static bool refused_on(const char *dev, const alu_row *r) { return !strcmp(dev, "WEBGPU") && r->fx == FX_VEC4; }
@@ -1719,15 +1708,9 @@ static void run_alu_rows(const char *dev) {
     skip();
   }
   tr_begin();
-  int nkernels = 0, nrows = 0, left_out = 0, unguarded = 0, rows[16], n = 0;
+  int nkernels = 0, nrows = 0, left_out = 0, rows[16], n = 0;
   for (int i = 0; i <= NAROWS; i++) {
     const alu_row *r = i < NAROWS ? &ALU_ROWS[i] : NULL;
-    if (r && !strcmp(dev, "CPU") && c_renderer_unguarded(r)) {
-      char nm[160];
-      if (!unguarded++) printf("  not compared on CPU (undefined in C and not guarded by the C renderer):\n");
-      printf("    %s\n", alu_row_name(r, nm, sizeof nm));
-      continue;
-    }
     if (r && refused_on(dev, r)) { /* alone: it must be refused as unsupported, not fail otherwise */
       char nm[160];
       void *buf = calloc(64, 8), *out = calloc(64, 8);

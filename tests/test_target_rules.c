@@ -3,6 +3,7 @@
  * compared bit for bit with the kernel before the rules and with a C reference at the edge values
  * (divisors 0 and -1 with INT_MIN, bfloat16 NaN / inf / ties / overflow / subnormals). Also the
  * divisor predicates and the shared kernel-parameter order (src/render/render_util.c). */
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -18,7 +19,8 @@ static const unsigned ALL_FLAGS[] = {
     TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_SCALAR_ALU, /* PTX */
     TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_BF16_BITS | TKC_TARGET_BF16_VIA_F64, /* LLVM */
     TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_LANE_GEPS, /* WGSL (its own rule scalarizes) */
-    TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_LANE_GEPS, /* C */
+    TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_GUARD_SHIFT | TKC_TARGET_GUARD_FTOI | TKC_TARGET_LANE_GEPS, /* C */
+    TKC_TARGET_GUARD_SHIFT | TKC_TARGET_GUARD_FTOI | TKC_TARGET_SCALAR_ALU, /* the guards on lanes */
 };
 
 /* what the rules of flags must have left in the graph under sink */
@@ -39,6 +41,10 @@ static void check_shape(tkc_uop *sink, unsigned flags) {
       }
       if (u->op == TKC_OP_CAST && !u->dtype.space) assert_true((u->dtype.scalar == TKC_BFLOAT16) == (u->src[0]->dtype.scalar == TKC_BFLOAT16));
     }
+    if ((flags & TKC_TARGET_GUARD_SHIFT) && (u->op == TKC_OP_SHL || u->op == TKC_OP_SHR) && tkc_dt_is_int(u->dtype))
+      assert_true(tkc_shift_count_safe(u->src[1], 8 * (int)tkc_dtype_size((tkc_dtype)u->dtype.scalar)));
+    if ((flags & TKC_TARGET_GUARD_FTOI) && u->op == TKC_OP_CAST && !u->dtype.space && tkc_dt_is_int(u->dtype) && tkc_dt_is_float(u->src[0]->dtype))
+      assert_true(tkc_ftoi_clamped(u->src[0]));
     if ((flags & TKC_TARGET_SCALAR_ALU) && (alu || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST) && !u->dtype.space)
       assert_int_equal(u->dtype.count, 1);
   }
@@ -205,6 +211,97 @@ static void test_divmod_safe_divisors(void **state) {
   assert_null(tkc_target_rules(1u << TKC_TARGET_NFLAGS));
   assert_int_equal(tkc_last_status(), TKC_EINVAL);
   tkc_graph_free(g);
+}
+
+/* ---------------------------------------------------------------- shifts */
+
+/* INTERP's shift (Python's, truncated to bits): a count >= bits leaves 0 or the sign fill, a negative one 0 */
+static int64_t ref_shift(bool left, int64_t a, int64_t n, int bits, bool sign) {
+  if (n < 0) return 0;
+  if (left) return n >= bits ? 0 : (int64_t)((uint64_t)a << n);
+  if (n >= bits) return sign && a < 0 ? -1 : 0;
+  return sign ? a >> n : (int64_t)((uint64_t)a >> n);
+}
+
+static void test_shift_edges(void **state) {
+  (void)state;
+  int32_t a32[NE], n32[NE];
+  int8_t a8[NE], n8[NE];
+  uint32_t ua[NE], un[NE];
+  int64_t a64[NE], n64[NE];
+  static const int counts[] = {0, 1, 7, 8, 9, 15, 16, 31, 32, 33, 63, 64, 65, 200, -1, -32, -64, -200};
+  for (int i = 0; i < NE; i++) {
+    int c = counts[i % TKC_COUNTOF(counts)];
+    a32[i] = i % 2 ? -1234567 - i : 0x12345 + i, n32[i] = c;
+    a8[i] = (int8_t)(i % 2 ? -100 + i : 3 + i), n8[i] = (int8_t)(c > 127 ? 127 : c < -128 ? -128 : c);
+    ua[i] = 0x80000001u + (uint32_t)i, un[i] = (uint32_t)c;
+    a64[i] = i % 2 ? -(int64_t)0x123456789ll - i : 0x123456789ll + i, n64[i] = c;
+  }
+  for (int left = 0; left < 2; left++) {
+    tkc_op o = left ? TKC_OP_SHL : TKC_OP_SHR;
+    int32_t *r32 = binary(o, TKC_INT32, TKC_INT32, a32, n32);
+    int8_t *r8 = binary(o, TKC_INT8, TKC_INT8, a8, n8);
+    uint32_t *ru = binary(o, TKC_UINT32, TKC_UINT32, ua, un);
+    int64_t *r64 = binary(o, TKC_INT64, TKC_INT64, a64, n64);
+    for (int i = 0; i < NE; i++) {
+      assert_int_equal(r32[i], (int32_t)ref_shift(left, a32[i], n32[i], 32, true));
+      assert_int_equal(r8[i], (int8_t)ref_shift(left, a8[i], n8[i], 8, true));
+      assert_int_equal(ru[i], (uint32_t)ref_shift(left, ua[i], un[i], 32, false)); /* counts as unsigned: huge, not negative */
+      assert_true(r64[i] == ref_shift(left, a64[i], n64[i], 64, true));
+    }
+    free(r32), free(r8), free(ru), free(r64);
+  }
+}
+
+/* ---------------------------------------------------------------- float -> int */
+
+/* tkc_value_cast's float -> int: truncate toward zero, saturate, NaN -> 0 */
+static int64_t ref_ftoi(double x, int64_t lo, int64_t hi) {
+  if (x != x) return 0;
+  if (x <= (double)lo) return lo;
+  if (x >= (double)hi) return hi; /* (double)INT64_MAX is 2^63: saturates */
+  return (int64_t)x;
+}
+
+static void test_ftoi_edges(void **state) {
+  (void)state;
+  static const double special[] = {0.0, -0.0, 0.5, -0.5, -0.99, -1.0, 1.99, 127.5, 128.0, -128.5, -129.0, 255.9, 256.0, 32767.5, 32768.0,
+                                   -32769.0, 2147483520.0, 2147483648.0, -2147483648.0, -2147483904.0, 4294967040.0, 4294967296.0,
+                                   9.2233720368547748e18, -9.2233720368547758e18, 1.8446744073709552e19, 1e30, -1e30, 65504.0};
+  float f[NE];
+  double d[NE];
+  for (int i = 0; i < NE; i++) {
+    int k = i % (int)(TKC_COUNTOF(special) + 4);
+    d[i] = k < (int)TKC_COUNTOF(special) ? special[k] : k == (int)TKC_COUNTOF(special) ? NAN : k == (int)TKC_COUNTOF(special) + 1 ? INFINITY
+         : k == (int)TKC_COUNTOF(special) + 2 ? -INFINITY : -NAN;
+    f[i] = (float)d[i];
+  }
+  static const struct { tkc_dtype dt; int64_t lo, hi; } to[] = {
+      {TKC_INT8, INT8_MIN, INT8_MAX}, {TKC_UINT8, 0, UINT8_MAX}, {TKC_INT16, INT16_MIN, INT16_MAX}, {TKC_INT32, INT32_MIN, INT32_MAX},
+      {TKC_UINT32, 0, UINT32_MAX}, {TKC_INT64, INT64_MIN, INT64_MAX},
+  };
+  for (size_t t = 0; t < TKC_COUNTOF(to); t++) {
+    for (int src = 0; src < 2; src++) {
+      void *r = unary(TKC_OP_CAST, src ? TKC_FLOAT64 : TKC_FLOAT32, to[t].dt, src ? (void *)d : (void *)f);
+      size_t sz = tkc_dtype_size(to[t].dt);
+      for (int i = 0; i < NE; i++) {
+        int64_t got = 0, want = ref_ftoi(src ? d[i] : (double)f[i], to[t].lo, to[t].hi);
+        memcpy(&got, (char *)r + (size_t)i * sz, sz);
+        if (sz < 8 && to[t].lo < 0 && (got >> (sz * 8 - 1)) & 1) got |= (int64_t)(~0ull << (sz * 8)); /* sign-extend */
+        if (got != want) printf("%s -> %s: %.17g gives %lld, want %lld\n", src ? "float64" : "float32", tkc_dtype_name(to[t].dt), src ? d[i] : (double)f[i], (long long)got, (long long)want);
+        assert_true(got == want);
+      }
+      free(r);
+    }
+  }
+  /* uint64 (whose top half a signed reference cannot hold) */
+  uint64_t *r = unary(TKC_OP_CAST, TKC_FLOAT64, TKC_UINT64, d);
+  for (int i = 0; i < NE; i++) {
+    double x = d[i];
+    uint64_t want = x != x || x <= 0 ? 0 : x >= 18446744073709551616.0 ? UINT64_MAX : (uint64_t)x;
+    assert_true(r[i] == want);
+  }
+  free(r);
 }
 
 /* ---------------------------------------------------------------- bfloat16 */
@@ -427,6 +524,7 @@ int main(void) {
       cmocka_unit_test(test_divmod_edges),   cmocka_unit_test(test_divmod_safe_divisors), cmocka_unit_test(test_bf16_casts),
       cmocka_unit_test(test_bf16_arithmetic), cmocka_unit_test(test_vector_alu),
       cmocka_unit_test(test_partial_scalarize),          cmocka_unit_test(test_param_order),
+      cmocka_unit_test(test_shift_edges),                cmocka_unit_test(test_ftoi_edges),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,6 +1,8 @@
-/* Meaning as rules before rendering (see target_rules.h): the integer division guards, bfloat16 as
+/* Meaning as rules before rendering (see target_rules.h): the integer division guards, shift and
+ * float -> int cast guards, bfloat16 as
  * bits computed through float, and lane-wise ALU ops for targets without vector ALU. Every rule keeps
  * the INTERP device's answers (src/uops/alu.c) bit for bit. */
+#include <math.h>
 #include <stdatomic.h>
 #include "codegen/target_rules.h"
 #include "uops/uop_internal.h"
@@ -127,6 +129,87 @@ static const tkc_rule div_zero_rules[] = {
 static const tkc_rule div_both_rules[] = {
     {"(IDIV|MOD<bool> a d)", bool_divmod},
     {"=(IDIV|MOD<ints> a d)", guard_div_both}, /* ... and for signed d == -1: a/d -> -a, a%d -> 0 */
+};
+
+/* ---------------------------------------------------------------- shifts and float -> int casts */
+
+static int bits_of(tkc_dt dt) { return 8 * (int)tkc_dtype_size((tkc_dtype)dt.scalar); }
+
+/* u (scalar or vector of constants) is an integer constant in [lo, hi) */
+static bool const_in(const tkc_uop *u, int64_t lo, int64_t hi) {
+  if (u->op == TKC_OP_VECTORIZE) {
+    for (int i = 0; i < u->nsrc; i++)
+      if (!const_in(u->src[i], lo, hi)) return false;
+    return u->nsrc > 0;
+  }
+  return u->op == TKC_OP_CONST && u->arg.kind == TKC_ARG_INT && u->arg.v.i >= lo && u->arg.v.i < hi;
+}
+
+bool tkc_shift_count_safe(const tkc_uop *cnt, int bits) {
+  if (!cnt || cnt->dtype.space) return false;
+  if (cnt->dtype.scalar == TKC_BOOL || const_in(cnt, 0, bits)) return true;
+  if (cnt->dtype.count == 1 && cnt->dtype.scalar != TKC_UINT64 && cnt->vmin >= 0 && cnt->vmax < bits) return true;
+  return cnt->op == TKC_OP_AND && cnt->nsrc == 2 && const_in(cnt->src[1], 0, bits); /* what the guard builds */
+}
+
+/* SHL(a, b)        -> WHERE(b <u bits, SHL(a, b & (bits-1)), 0)              (and SHR of unsigned a)
+ * SHR(a, b) signed -> WHERE(b <u bits, SHR(a, b & (bits-1)), b < 0 ? 0 : SHR(a, bits-1))
+ * (INTERP: a count >= bits shifts everything out, leaving 0 or the sign fill; a negative count gives 0) */
+static tkc_uop *guard_shift(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
+  tkc_uop *r = tkc_match_root(m), *a = M("a"), *b = M("b");
+  int bits = bits_of(r->dtype);
+  if (r->dtype.space || b->dtype.space || b->dtype.count != r->dtype.count || tkc_shift_count_safe(b, bits)) return NULL;
+  tkc_dt bdt = b->dtype, bool_dt = dt_n(TKC_BOOL, r->dtype.count);
+  bool bsigned = !tkc_dt_is_unsigned(bdt);
+  tkc_dtype bu = (tkc_dtype)(bits_of(bdt) == 8 ? TKC_UINT8 : bits_of(bdt) == 16 ? TKC_UINT16 : bits_of(bdt) == 32 ? TKC_UINT32 : TKC_UINT64);
+  tkc_uop *ub = bsigned ? cast(g, b, bu) : b;
+  tkc_uop *ok = ub ? op2(g, TKC_OP_CMPLT, bool_dt, ub, iconst(g, ub->dtype, bits)) : NULL;
+  tkc_uop *v = op2(g, (tkc_op)r->op, r->dtype, a, op2(g, TKC_OP_AND, bdt, b, iconst(g, bdt, bits - 1)));
+  tkc_uop *fill = iconst(g, r->dtype, 0);
+  if (r->op == TKC_OP_SHR && !tkc_dt_is_unsigned(r->dtype)) {
+    fill = op2(g, TKC_OP_SHR, r->dtype, a, iconst(g, bdt, bits - 1));
+    if (bsigned) fill = where(g, op2(g, TKC_OP_CMPLT, bool_dt, b, iconst(g, bdt, 0)), iconst(g, r->dtype, 0), fill);
+  }
+  return where(g, ok, v, fill);
+}
+
+/* x is the clamped operand guard_ftoi builds: WHERE(v < hi, WHERE(v < lo, lo, v), 0) */
+bool tkc_ftoi_clamped(const tkc_uop *x) {
+  if (x->op != TKC_OP_WHERE || x->nsrc != 3 || x->src[2]->op == TKC_OP_WHERE) return false;
+  const tkc_uop *in = x->src[1], *c = x->src[0];
+  return c->op == TKC_OP_CMPLT && in->op == TKC_OP_WHERE && in->nsrc == 3 && in->src[2] == c->src[0] && in->src[0]->op == TKC_OP_CMPLT &&
+         in->src[0]->src[0] == c->src[0] && in->src[0]->src[1] == in->src[1];
+}
+
+/* CAST<T>(x float) -> WHERE(x < hi, CAST<T>(WHERE(x < hi, WHERE(x < lo, lo, x), 0)), x != x ? 0 : MAX)
+ * with [lo, hi) the floats that truncate into T (lo = MIN or 0, hi = MAX+1): truncates toward zero,
+ * saturates, NaN -> 0 as tkc_value_cast; the operand C converts is always in range (else undefined).
+ * Halves are widened to float32 first (exact). */
+static tkc_uop *guard_ftoi(tkc_graph *g, const tkc_match *m, void *ctx) {
+  (void)ctx;
+  tkc_uop *r = tkc_match_root(m), *x = M("x");
+  if (r->dtype.space || x->dtype.space || r->dtype.count != x->dtype.count || tkc_ftoi_clamped(x)) return NULL;
+  int n = r->dtype.count;
+  if (n > 1 && (n & (n - 1))) return tkc_target_scalarize(g, r); /* lanes the target may split: guard each */
+  if (x->dtype.scalar != TKC_FLOAT32 && x->dtype.scalar != TKC_FLOAT64) x = cast(g, x, TKC_FLOAT32);
+  if (!x) return NULL;
+  int bits = bits_of(r->dtype);
+  bool uns = tkc_dt_is_unsigned(r->dtype);
+  double hi = uns ? ldexp(1, bits) : ldexp(1, bits - 1), lo = uns ? 0 : -hi;
+  int64_t max = uns ? (bits == 64 ? -1 : (int64_t)(((uint64_t)1 << bits) - 1)) : (int64_t)(((uint64_t)1 << (bits - 1)) - 1);
+  tkc_dt bool_dt = dt_n(TKC_BOOL, x->dtype.count);
+  tkc_uop *lo_c = vconst(g, x->dtype, 0, lo), *below_hi = op2(g, TKC_OP_CMPLT, bool_dt, x, vconst(g, x->dtype, 0, hi));
+  tkc_uop *clamped = where(g, below_hi, where(g, op2(g, TKC_OP_CMPLT, bool_dt, x, lo_c), lo_c, x), vconst(g, x->dtype, 0, 0));
+  tkc_uop *over = where(g, cmpne(g, x, x), iconst(g, r->dtype, 0), iconst(g, r->dtype, max));
+  return where(g, below_hi, cast(g, clamped, (tkc_dtype)r->dtype.scalar), over);
+}
+
+static const tkc_rule shift_rules[] = {
+    {"(SHL|SHR<ints> a b)", guard_shift},  /* counts outside [0, bits): 0 or the sign fill */
+};
+static const tkc_rule ftoi_rules[] = {
+    {"(CAST<ints> x<floats>)", guard_ftoi}, /* float -> int: truncate, saturate, NaN -> 0 */
 };
 
 /* ---------------------------------------------------------------- bfloat16 as bits */
@@ -277,7 +360,7 @@ static const tkc_rule lane_gep_rules[] = {
 /* ---------------------------------------------------------------- the matcher of a flag set */
 
 static const tkc_matcher *group(unsigned bit, unsigned flags) {
-  static tkc_matcher *_Atomic pm[6];
+  static tkc_matcher *_Atomic pm[8];
   switch (bit) {
   case TKC_TARGET_GUARD_DIV_ZERO:
     if (flags & TKC_TARGET_GUARD_DIV_MINUS1) return tkc_matcher_static(&pm[0], div_both_rules, TKC_COUNTOF(div_both_rules));
@@ -287,6 +370,8 @@ static const tkc_matcher *group(unsigned bit, unsigned flags) {
     return tkc_matcher_static(&pm[3], bf16_f32_rules, TKC_COUNTOF(bf16_f32_rules));
   case TKC_TARGET_SCALAR_ALU: return tkc_matcher_static(&pm[4], scalar_alu_rules, TKC_COUNTOF(scalar_alu_rules));
   case TKC_TARGET_LANE_GEPS: return tkc_matcher_static(&pm[5], lane_gep_rules, TKC_COUNTOF(lane_gep_rules));
+  case TKC_TARGET_GUARD_SHIFT: return tkc_matcher_static(&pm[6], shift_rules, TKC_COUNTOF(shift_rules));
+  case TKC_TARGET_GUARD_FTOI: return tkc_matcher_static(&pm[7], ftoi_rules, TKC_COUNTOF(ftoi_rules));
   default: return NULL;
   }
 }
@@ -315,7 +400,8 @@ const tkc_matcher *tkc_target_rules(unsigned flags) {
   /* GUARD_DIV_MINUS1 and BF16_VIA_F64 only refine the group of the flag before them; SCALAR_ALU has
    * LANE_GEPS' rule already */
   if (flags & TKC_TARGET_SCALAR_ALU) flags &= ~(unsigned)TKC_TARGET_LANE_GEPS;
-  static const unsigned order[] = {TKC_TARGET_GUARD_DIV_ZERO, TKC_TARGET_BF16_BITS, TKC_TARGET_SCALAR_ALU, TKC_TARGET_LANE_GEPS};
+  static const unsigned order[] = {TKC_TARGET_GUARD_DIV_ZERO, TKC_TARGET_GUARD_SHIFT, TKC_TARGET_GUARD_FTOI, TKC_TARGET_BF16_BITS,
+                                   TKC_TARGET_SCALAR_ALU, TKC_TARGET_LANE_GEPS};
   tkc_matcher *all = tkc_matcher_concat(NULL, NULL); /* empty */
   for (size_t i = 0; i < TKC_COUNTOF(order) && all; i++) {
     if (!(flags & order[i])) continue;

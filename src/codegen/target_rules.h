@@ -19,9 +19,14 @@
  *   TKC_TARGET_LANE_GEPS         some vector ALU: the renderer's own rule scalarizes the vector ops it
  *                                cannot do (tkc_target_scalarize, its own predicate); this adds the
  *                                companion rule GEP(VECTORIZE(s...), i) -> s_i (in SCALAR_ALU already)
+ *   TKC_TARGET_GUARD_SHIFT       integer SHL/SHR by a count that may be outside [0, bits) get INTERP's
+ *                                answer (0, or the sign fill for SHR of signed values; a negative count
+ *                                0) and shift by the count masked to bits-1 (C: undefined otherwise)
+ *   TKC_TARGET_GUARD_FTOI        float -> int CASTs truncate toward zero and saturate, NaN -> 0 (as
+ *                                tkc_value_cast); the target converts only values in range
  *
  * PTX uses GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | BF16_BITS | SCALAR_ALU; LLVM GUARD_DIV_ZERO |
- * GUARD_DIV_MINUS1 | BF16_BITS | BF16_VIA_F64; C GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | LANE_GEPS (its
+ * GUARD_DIV_MINUS1 | BF16_BITS | BF16_VIA_F64; C GUARD_DIV_ZERO | GUARD_DIV_MINUS1 | GUARD_SHIFT | GUARD_FTOI | LANE_GEPS (its
  * bf16 prelude could become BF16_BITS | BF16_VIA_F64); WGSL GUARD_DIV_ZERO | LANE_GEPS (WGSL defines
  * INT_MIN / -1 = INT_MIN and INT_MIN % -1 = 0). Internal. */
 #ifndef TKC_TARGET_RULES_H
@@ -38,7 +43,9 @@ enum {
   TKC_TARGET_BF16_VIA_F64 = 1u << 3,
   TKC_TARGET_SCALAR_ALU = 1u << 4,
   TKC_TARGET_LANE_GEPS = 1u << 5,
-  TKC_TARGET_NFLAGS = 6
+  TKC_TARGET_GUARD_SHIFT = 1u << 6,
+  TKC_TARGET_GUARD_FTOI = 1u << 7,
+  TKC_TARGET_NFLAGS = 8
 };
 
 /* The rules for a target lacking what flags name; NULL (with the error) only when they do not compile
@@ -62,5 +69,10 @@ TKC_HIDDEN bool tkc_divisor_safe(const tkc_uop *d);
  * guard rules build, WHERE(d != 0 [& d != -1], d, 1). A renderer that prints IDIV/MOD checks this
  * and refuses otherwise (the kernel did not go through its target rules). */
 TKC_HIDDEN bool tkc_divisor_guarded(const tkc_uop *d, bool minus1);
+/* Every lane of shift count cnt is in [0, bits): a bool, constants, a scalar by its range (not
+ * uint64), or the masked count the GUARD_SHIFT rule builds (AND with a constant in range). */
+TKC_HIDDEN bool tkc_shift_count_safe(const tkc_uop *cnt, int bits);
+/* x is the operand GUARD_FTOI clamps into range before a float -> int CAST. */
+TKC_HIDDEN bool tkc_ftoi_clamped(const tkc_uop *x);
 
 #endif

@@ -21,7 +21,9 @@
  *    NaN stays NaN, overflow gives inf), computed in double like tkc_alu_eval.
  *  - results of bool / 8- and 16-bit integer ALU ops are cast back to their type (C promotes them to
  *    int), so inlined expressions wrap like INTERP; the CPU device compiles with -fwrapv.
- *  - IDIV/MOD: target rules (c_matcher) give x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval.
+ *  - IDIV/MOD: target rules (c_matcher) give x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval;
+ *    shifts by counts outside [0, bits) give 0 or the sign fill, and float -> int casts saturate with
+ *    NaN -> 0 (GUARD_SHIFT, GUARD_FTOI): C leaves all of these undefined.
  *  - vector values use GCC/clang vector extensions (`typedef float float4 __attribute__((aligned(4),
  *    vector_size(16)))`). Alignment is the element's: a vector access at any element offset is valid.
  *    Vector ops they cannot do as the scalar ops (half, bf16, IDIV, ...) become lane ops (c_lanes).
@@ -508,11 +510,13 @@ static tkc_uop *c_lanes(tkc_graph *g, const tkc_match *m, void *ctx) {
 }
 static const tkc_rule c_rules[] = {{"x:ALU|CAST|BITCAST", c_lanes}};
 
-/* C lacks defined x/0 and INT_MIN/-1 (both trap) and vector forms of some ops */
+/* C lacks defined x/0 and INT_MIN/-1 (both trap), shifts past the width, float -> int casts out of
+ * range, and vector forms of some ops */
 static const tkc_matcher *c_matcher(void) {
   static tkc_matcher *_Atomic own, *_Atomic all;
   const tkc_matcher *pm = tkc_matcher_static(&own, c_rules, TKC_COUNTOF(c_rules));
-  return pm ? tkc_target_matcher(&all, pm, TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_LANE_GEPS) : NULL;
+  return pm ? tkc_target_matcher(&all, pm, TKC_TARGET_GUARD_DIV_ZERO | TKC_TARGET_GUARD_DIV_MINUS1 | TKC_TARGET_GUARD_SHIFT | TKC_TARGET_GUARD_FTOI |
+                                                     TKC_TARGET_LANE_GEPS) : NULL;
 }
 
 static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const *uops, size_t n) {
