@@ -197,6 +197,29 @@ TKC_API int64_t tkc_dim_value(tkc_ctx *ctx, int64_t dim);
 TKC_API int tkc_dim_is_var(int64_t dim);
 TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
 
+/* ---------------------------------------------------------------- gradients
+ * Reverse-mode gradients through every differentiable op (tinygrad's gradient rules; composites
+ * through what they are made of). Only float tensors have gradients.
+ *
+ * tkc_requires_grad marks t as a leaf whose gradient tkc_backward accumulates (set it before using
+ * t: graphs built from t earlier do not know). tkc_backward(loss): loss has one element; adds
+ * d loss / d leaf into every requires-grad leaf the loss depends on (TKC_EINVAL when it depends on
+ * none); the gradients are lazy tensors, computed when realized. It may be called after the loss
+ * was realized (the computed nodes keep how they were computed while a gradient may pass through
+ * them). tkc_grad(t): a new handle to t's gradient (TKC_EINVAL when t does not require one, or has
+ * none: no backward since tkc_zero_grad, or the loss does not depend on it); tkc_zero_grad drops it.
+ * tkc_gradient(y, n, wrt, grads): d y / d wrt[i] into new handles grads[i] (zeros for a tensor y
+ * does not depend on), accumulating nothing; y unrealized or built from requires-grad leaves.
+ * tkc_detach(t): the same values, through which no gradient flows.
+ * Not differentiated yet (TKC_EUNSUPPORTED): the sliding windows of conv2d and pooling, movement ops
+ * of variable-size dims. */
+TKC_API tkc_status tkc_requires_grad(tkc_tensor *t, int on);
+TKC_API tkc_status tkc_backward(tkc_tensor *loss);
+TKC_API tkc_tensor *tkc_grad(tkc_tensor *t);
+TKC_API tkc_status tkc_zero_grad(tkc_tensor *t);
+TKC_API tkc_status tkc_gradient(tkc_tensor *y, int n, tkc_tensor *const *wrt, tkc_tensor **grads);
+TKC_API tkc_tensor *tkc_detach(tkc_tensor *t);
+
 /* ---------------------------------------------------------------- capture and replay
  * A jit runs fn (which builds and realizes outputs from inputs) once as usual, recording every
  * kernel launch; every later tkc_jit_run replays those launches on the new inputs' buffers and the

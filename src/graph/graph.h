@@ -114,6 +114,13 @@ struct tkc_lazy {
   tkc_rbuf *rbuf;             /* BUFFER */
   tkc_st *st;                 /* BUFFER: how this node sees rbuf (owned) */
   struct tkc_ctx *ctx;
+  /* gradients (graph/gradient.c) */
+  tkc_lazy *recipe;           /* a computed node that became a BUFFER: how it was computed (kind, op,
+                                 arg, sources), kept for the backward pass while needs_grad */
+  tkc_lazy *grad;             /* requires_grad: the gradient tkc_backward accumulated (NULL: none) */
+  uint8_t requires_grad;      /* tkc_requires_grad: a leaf that gradients are accumulated into */
+  uint8_t needs_grad;         /* a source (or theirs) requires a gradient */
+  uint8_t detached;           /* tkc_detach: gradients stop here */
 };
 
 TKC_HIDDEN tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape);

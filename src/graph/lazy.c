@@ -71,6 +71,12 @@ void tkc_lazy_unref(tkc_lazy *n) {
       }
       st[depth++] = x->src[i];
     }
+    tkc_lazy *extra[2] = {x->recipe, x->grad};
+    for (int i = 0; i < 2; i++) {
+      if (!extra[i]) continue;
+      if (depth == cap) { tkc_lazy_unref(extra[i]); continue; } /* rare: recurse for this one */
+      st[depth++] = extra[i];
+    }
     tkc_rbuf_unref(x->rbuf);
     tkc_free(x->st);
     tkc_free(x);
@@ -79,12 +85,28 @@ void tkc_lazy_unref(tkc_lazy *n) {
 }
 
 void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
+  if (src && (src->requires_grad || src->needs_grad)) n->needs_grad = 1;
   tkc_lazy_ref(src);
   n->src[i] = src;
   if (i >= n->nsrc) n->nsrc = i + 1;
 }
 
+/* A node the backward pass may walk through keeps how it was computed when it becomes a BUFFER: the
+ * recipe takes over its sources (n then has none); the buffer itself stands for its value. */
+static int keep_recipe(tkc_lazy *n) {
+  tkc_lazy *r = tkc_lazy_new(n->ctx, n->kind, n->dtype, n->ndim, n->shape);
+  if (!r) return -1;
+  r->op = n->op, r->value = n->value, r->needs_grad = 1;
+  memcpy(r->arg, n->arg, sizeof r->arg);
+  memcpy(r->src, n->src, sizeof r->src);
+  r->nsrc = n->nsrc;
+  n->nsrc = 0;
+  n->recipe = r;
+  return 0;
+}
+
 tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
+  if (n->needs_grad && n->kind != TKC_LZ_BUFFER && !n->requires_grad && !n->recipe && keep_recipe(n)) return tkc_last_status();
   tkc_st *copy = n->st ? n->st : tkc_malloc(sizeof *copy);
   if (!copy) return tkc_err(TKC_ENOMEM, "out of memory realizing a tensor");
   *copy = *st;

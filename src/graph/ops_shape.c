@@ -78,6 +78,8 @@ static tkc_dtype bits_dtype(tkc_dtype dt) {
 static tkc_tensor *select_sum(pool *p, tkc_tensor *mask, tkc_tensor *x, int axis, int keepdim) {
   if (!mask || !x) return NULL;
   tkc_dtype dt = node(x)->dtype, bits = bits_dtype(dt);
+  /* selected as bits (exact for -0.0 and NaN payloads), but as values where a gradient must pass */
+  if (node(x)->needs_grad || node(x)->requires_grad) bits = dt;
   tkc_tensor *xb = bits != dt ? P(p, tkc_bitcast(x, bits)) : x;
   tkc_tensor *w = P(p, tkc_where(mask, xb, zero_of(p, x->ctx, bits)));
   tkc_tensor *s = P(p, tkc_sum(w, 1, &axis, keepdim));

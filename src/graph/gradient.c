@@ -1,0 +1,358 @@
+/* Gradients as a rule table (tinygrad's gradient.py, pm_gradient): one row per lazy node kind (and
+ * ALU op) giving each source's gradient from the output's. Composites (matmul, softmax, layer_norm,
+ * ...) get theirs through their decomposition into these nodes, with no row of their own.
+ *
+ * The walk (tkc_lazy_gradient) visits only the nodes between the root and the targets, parents
+ * before children, summing where a node has several users. A node that was realized kept its recipe
+ * (lazy.c): the walk goes through the recipe, and rules read the node itself for the output's value.
+ * Lazy nodes are never merged (no hash-consing), so two equal leaves stay two (tinygrad#9597). */
+#include <math.h>
+#include <string.h>
+#include "graph/gradient.h"
+#include "graph/tensor_internal.h"
+
+/* ---------------------------------------------------------------- building gradient nodes */
+
+/* every node a walk builds is kept here (one reference each) and released at the end */
+typedef struct gctx {
+  tkc_lazy **made;
+  size_t n, cap;
+  int failed;
+} gctx;
+
+static tkc_lazy *keep(gctx *c, tkc_lazy *x) {
+  if (!x) {
+    c->failed = 1;
+    return NULL;
+  }
+  if (c->n == c->cap) {
+    size_t cap = c->cap ? 2 * c->cap : 256;
+    tkc_lazy **m = tkc_realloc(c->made, cap * sizeof *m);
+    if (!m) {
+      tkc_lazy_unref(x);
+      c->failed = 1;
+      return tkc_err_null(TKC_ENOMEM, "out of memory building gradients");
+    }
+    c->made = m, c->cap = cap;
+  }
+  return c->made[c->n++] = x;
+}
+
+static tkc_lazy *konst(gctx *c, const tkc_lazy *like, double v) {
+  return like ? keep(c, tkc_lz_const(like->ctx, like->dtype, v, like->ndim, like->shape)) : NULL;
+}
+static tkc_lazy *alu(gctx *c, tkc_op op, tkc_lazy *a, tkc_lazy *b, tkc_lazy *d) {
+  tkc_lazy *s[3] = {a, b, d};
+  int n = d ? 3 : b ? 2 : 1;
+  for (int i = 0; i < n; i++)
+    if (!s[i]) return c->failed = 1, NULL;
+  return keep(c, n == 1 ? tkc_lz_unary(op, a) : tkc_lz_alu(op, n, s));
+}
+#define ADD(a, b) alu(c, TKC_OP_ADD, a, b, NULL)
+#define MUL(a, b) alu(c, TKC_OP_MUL, a, b, NULL)
+#define DIV(a, b) alu(c, TKC_OP_FDIV, a, b, NULL)
+#define NEG(a) alu(c, TKC_OP_NEG, a, NULL, NULL)
+#define WHERE(x, a, b) alu(c, TKC_OP_WHERE, x, a, b)
+#define NE(a, b) alu(c, TKC_OP_CMPNE, a, b, NULL)
+#define LT(a, b) alu(c, TKC_OP_CMPLT, a, b, NULL)
+#define K(like, v) konst(c, like, v)
+
+static tkc_lazy *cast(gctx *c, tkc_lazy *a, tkc_dtype dt) { return a ? keep(c, tkc_lz_cast(a, dt, 0)) : NULL; }
+static tkc_lazy *move(gctx *c, tkc_lazy *a, int op, const int64_t *arg, int narg, const tkc_lazy *like) {
+  return a ? keep(c, tkc_lz_move(a, op, arg, narg, like->ndim, like->shape)) : NULL;
+}
+
+/* sum of a over the axes in mask (keepdim), accumulated in float32 for the half types */
+static tkc_lazy *sum_axes(gctx *c, tkc_lazy *a, const int *mask) {
+  if (!a) return NULL;
+  bool half = a->dtype == TKC_FLOAT16 || a->dtype == TKC_BFLOAT16;
+  tkc_lazy *x = half ? cast(c, a, TKC_FLOAT32) : a;
+  tkc_lazy *s = x ? keep(c, tkc_lz_reduce(x, TKC_OP_ADD, mask)) : NULL;
+  return half ? cast(c, s, a->dtype) : s;
+}
+
+static bool is_float(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
+
+/* ---------------------------------------------------------------- the rules
+ * r: the node as computed (kind, op, arg, src; a realized node's recipe); out: its value; g: the
+ * gradient of the output. Each fills gs[i] for the sources that get one (NULL: none). */
+
+typedef struct grule_in {
+  const tkc_lazy *r;
+  tkc_lazy *out, *g, *const *src;
+} grule_in;
+typedef int (*grule_fn)(gctx *c, const grule_in *in, tkc_lazy **gs);
+
+#define G (in->g)
+#define OUT (in->out)
+#define X (in->src[0])
+#define Y (in->src[1])
+
+static int g_add(gctx *c, const grule_in *in, tkc_lazy **gs) { (void)c; gs[0] = gs[1] = G; return 0; }
+static int g_sub(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = G, gs[1] = NEG(G); return 0; }
+static int g_mul(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = MUL(G, Y), gs[1] = MUL(G, X); return 0; }
+static int g_mulacc(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = MUL(G, Y), gs[1] = MUL(G, X), gs[2] = G; return 0; }
+static int g_fdiv(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = DIV(G, Y), gs[1] = NEG(DIV(MUL(G, OUT), Y)); return 0; }
+static int g_neg(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = NEG(G); return 0; }
+static int g_recip(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = NEG(MUL(G, MUL(OUT, OUT))); return 0; }
+static int g_sqrt(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = DIV(G, MUL(OUT, K(OUT, 2))); return 0; }
+static int g_exp2(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = MUL(G, MUL(OUT, K(OUT, M_LN2))); return 0; }
+static int g_log2(gctx *c, const grule_in *in, tkc_lazy **gs) { gs[0] = DIV(G, MUL(X, K(X, M_LN2))); return 0; }
+/* d sin(x) = sin(pi/2 - x) */
+static int g_sin(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  gs[0] = MUL(G, alu(c, TKC_OP_SIN, alu(c, TKC_OP_SUB, K(X, M_PI / 2), X, NULL), NULL, NULL));
+  return 0;
+}
+/* MAX: the larger source gets it all; ties split it evenly (tinygrad) */
+static int g_max(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  tkc_lazy *half = MUL(G, K(G, 0.5)), *tie = WHERE(NE(X, Y), K(G, 0), half);
+  gs[0] = WHERE(LT(Y, X), G, tie), gs[1] = WHERE(LT(X, Y), G, tie);
+  return 0;
+}
+/* POW(x, y): y x^(y-1) (y at 0^0) and x^y ln x (at x = 0: 0, or -inf for y < 0), as tinygrad */
+static int g_pow(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  tkc_lazy *dx = MUL(Y, alu(c, TKC_OP_POW, X, alu(c, TKC_OP_SUB, Y, K(Y, 1), NULL), NULL));
+  gs[0] = MUL(G, WHERE(NE(X, K(X, 0)), dx, WHERE(NE(Y, K(Y, 0)), dx, Y)));
+  tkc_lazy *dy = MUL(OUT, MUL(alu(c, TKC_OP_LOG2, X, NULL, NULL), K(X, M_LN2)));
+  gs[1] = MUL(G, WHERE(NE(X, K(X, 0)), dy, WHERE(LT(Y, K(Y, 0)), K(Y, -INFINITY), K(Y, 0))));
+  return 0;
+}
+/* WHERE(c, a, b): none for the condition */
+static int g_where(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  tkc_lazy *zero = K(G, 0);
+  gs[1] = WHERE(X, G, zero), gs[2] = WHERE(X, zero, G);
+  return 0;
+}
+static int g_none(gctx *c, const grule_in *in, tkc_lazy **gs) { (void)c, (void)in, (void)gs; return 0; }
+static int g_pass(gctx *c, const grule_in *in, tkc_lazy **gs) { (void)c; gs[0] = G; return 0; }
+static int g_cast(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  if (is_float(X->dtype)) gs[0] = cast(c, G, X->dtype);
+  return 0;
+}
+
+/* REDUCE sum: the output's gradient expanded back; max: to the positions of the maximum, ties split
+ * evenly (the tie count in float32, also for the half types) */
+static int g_reduce(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  if (in->r->op == TKC_OP_ADD) {
+    gs[0] = G ? keep(c, tkc_lz_broadcast(G, X->ndim, X->shape)) : NULL;
+    return 0;
+  }
+  if (in->r->op != TKC_OP_MAX) return tkc_err(TKC_EUNSUPPORTED, "gradient: no rule for a %s reduction", tkc_op_name((tkc_op)in->r->op)), -1;
+  int mask[TKC_MAX_DIMS];
+  for (int i = 0; i < X->ndim; i++) mask[i] = (int)in->r->arg[i];
+  tkc_lazy *at_max = NE(X, keep(c, tkc_lz_broadcast(OUT, X->ndim, X->shape)));
+  tkc_lazy *one = at_max ? keep(c, tkc_lz_const(X->ctx, TKC_FLOAT32, 1, X->ndim, X->shape)) : NULL;
+  tkc_lazy *hit = WHERE(at_max, K(one, 0), one), *count = hit ? keep(c, tkc_lz_reduce(hit, TKC_OP_ADD, mask)) : NULL;
+  tkc_lazy *share = DIV(cast(c, G, TKC_FLOAT32), count);
+  tkc_lazy *spread = share ? MUL(hit, keep(c, tkc_lz_broadcast(share, X->ndim, X->shape))) : NULL;
+  gs[0] = cast(c, spread, X->dtype);
+  return 0;
+}
+
+/* movement ops by their inverse: RESHAPE back, PERMUTE by the inverse order, PAD <-> SHRINK, FLIP,
+ * EXPAND -> a sum over the expanded axes */
+static int g_move(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  const tkc_lazy *r = in->r;
+  int nd = X->ndim;
+  int64_t arg[2 * TKC_MAX_DIMS];
+  for (int i = 0; i < nd; i++)
+    if (tkc_dim_is_var(X->shape[i]) || (r->ndim > i && tkc_dim_is_var(r->shape[i])))
+      return tkc_err(TKC_EUNSUPPORTED, "gradient: movement ops of variable-size dims are not differentiated yet"), -1;
+  switch (r->op) {
+  case TKC_OP_RESHAPE: gs[0] = move(c, G, TKC_OP_RESHAPE, NULL, 0, X); return 0;
+  case TKC_OP_PERMUTE:
+    for (int i = 0; i < nd; i++) arg[r->arg[i]] = i;
+    gs[0] = move(c, G, TKC_OP_PERMUTE, arg, nd, X);
+    return 0;
+  case TKC_OP_FLIP: gs[0] = move(c, G, TKC_OP_FLIP, r->arg, nd, X); return 0;
+  case TKC_OP_PAD: /* (before, after) per axis -> the range [before, before + n) */
+    for (int i = 0; i < nd; i++) arg[2 * i] = r->arg[2 * i], arg[2 * i + 1] = r->arg[2 * i] + X->shape[i];
+    gs[0] = move(c, G, TKC_OP_SHRINK, arg, 2 * nd, X);
+    return 0;
+  case TKC_OP_SHRINK: /* [start, end) -> pad (start, n - end) */
+    for (int i = 0; i < nd; i++) arg[2 * i] = r->arg[2 * i], arg[2 * i + 1] = X->shape[i] - r->arg[2 * i + 1];
+    gs[0] = move(c, G, TKC_OP_PAD, arg, 2 * nd, X);
+    return 0;
+  case TKC_OP_EXPAND: {
+    int mask[TKC_MAX_DIMS];
+    for (int i = 0; i < nd; i++) mask[i] = X->shape[i] != r->shape[i];
+    gs[0] = sum_axes(c, G, mask);
+    return 0;
+  }
+  default:
+    return tkc_err(TKC_EUNSUPPORTED, "gradient: the sliding windows of conv2d and pooling are not differentiated yet"), -1;
+  }
+}
+
+/* the table: a row per node kind, and per ALU op (op -1: every op of the kind) */
+static const struct grule {
+  tkc_lz_kind kind;
+  int op;
+  grule_fn fn;
+} RULES[] = {
+    {TKC_LZ_ALU, TKC_OP_ADD, g_add},       {TKC_LZ_ALU, TKC_OP_SUB, g_sub},       {TKC_LZ_ALU, TKC_OP_MUL, g_mul},
+    {TKC_LZ_ALU, TKC_OP_MULACC, g_mulacc}, {TKC_LZ_ALU, TKC_OP_FDIV, g_fdiv},     {TKC_LZ_ALU, TKC_OP_NEG, g_neg},
+    {TKC_LZ_ALU, TKC_OP_RECIP, g_recip},   {TKC_LZ_ALU, TKC_OP_SQRT, g_sqrt},     {TKC_LZ_ALU, TKC_OP_EXP2, g_exp2},
+    {TKC_LZ_ALU, TKC_OP_LOG2, g_log2},     {TKC_LZ_ALU, TKC_OP_SIN, g_sin},       {TKC_LZ_ALU, TKC_OP_MAX, g_max},
+    {TKC_LZ_ALU, TKC_OP_POW, g_pow},       {TKC_LZ_ALU, TKC_OP_WHERE, g_where},
+    /* comparisons, integer and bitwise ops: no gradient */
+    {TKC_LZ_ALU, TKC_OP_CMPLT, g_none},    {TKC_LZ_ALU, TKC_OP_CMPNE, g_none},    {TKC_LZ_ALU, TKC_OP_IDIV, g_none},
+    {TKC_LZ_ALU, TKC_OP_MOD, g_none},      {TKC_LZ_ALU, TKC_OP_AND, g_none},      {TKC_LZ_ALU, TKC_OP_OR, g_none},
+    {TKC_LZ_ALU, TKC_OP_XOR, g_none},      {TKC_LZ_ALU, TKC_OP_SHL, g_none},      {TKC_LZ_ALU, TKC_OP_SHR, g_none},
+    {TKC_LZ_ALU, TKC_OP_THREEFRY, g_none},
+    {TKC_LZ_CAST, -1, g_cast},             {TKC_LZ_BITCAST, -1, g_none},          {TKC_LZ_REDUCE, -1, g_reduce},
+    {TKC_LZ_MOVE, -1, g_move},             {TKC_LZ_CONTIGUOUS, -1, g_pass},
+};
+
+static grule_fn rule_for(const tkc_lazy *r) {
+  for (size_t i = 0; i < TKC_COUNTOF(RULES); i++)
+    if (RULES[i].kind == r->kind && (RULES[i].op < 0 || RULES[i].op == r->op)) return RULES[i].fn;
+  return NULL;
+}
+
+/* ---------------------------------------------------------------- the walk */
+
+/* how a node was computed: itself, or the recipe a realized one kept */
+static const tkc_lazy *how(const tkc_lazy *n) { return n->kind == TKC_LZ_BUFFER && n->recipe ? n->recipe : n; }
+/* its sources for the walk: none past a tkc_detach */
+static int nsrc_of(const tkc_lazy *n) { return n->detached ? 0 : how(n)->nsrc; }
+
+/* the nodes under root, children before parents, in a pointer -> position table */
+typedef struct walk {
+  tkc_lazy **order;
+  size_t n, cap;
+  tkc_lazy **keys; /* open addressing */
+  size_t *pos, nkeys;
+} walk;
+
+static size_t slot_of(const walk *w, const tkc_lazy *x) {
+  size_t h = (size_t)(((uintptr_t)x >> 4) * 0x9E3779B97F4A7C15ull) & (w->nkeys - 1);
+  while (w->keys[h] && w->keys[h] != x) h = (h + 1) & (w->nkeys - 1);
+  return h;
+}
+static long find(const walk *w, const tkc_lazy *x) {
+  size_t h = slot_of(w, x);
+  return w->keys[h] ? (long)w->pos[h] : -1;
+}
+static int add_node(walk *w, tkc_lazy *x) {
+  if (2 * (w->n + 1) > w->nkeys) { /* grow the table (and the order) */
+    size_t nk = w->nkeys ? 2 * w->nkeys : 256;
+    tkc_lazy **keys = tkc_calloc(nk, sizeof *keys);
+    size_t *pos = tkc_calloc(nk, sizeof *pos);
+    tkc_lazy **order = tkc_realloc(w->order, nk * sizeof *order);
+    if (!keys || !pos || !order) {
+      tkc_free(keys), tkc_free(pos);
+      if (order) w->order = order;
+      return tkc_err(TKC_ENOMEM, "out of memory walking the graph for gradients"), -1;
+    }
+    tkc_lazy **ok = w->keys;
+    size_t *op = w->pos, onk = w->nkeys;
+    w->keys = keys, w->pos = pos, w->nkeys = nk, w->order = order;
+    for (size_t i = 0; i < onk; i++)
+      if (ok[i]) {
+        size_t h = slot_of(w, ok[i]);
+        w->keys[h] = ok[i], w->pos[h] = op[i];
+      }
+    tkc_free(ok), tkc_free(op);
+  }
+  size_t h = slot_of(w, x);
+  w->keys[h] = x, w->pos[h] = w->n;
+  w->order[w->n++] = x;
+  return 0;
+}
+static void walk_free(walk *w) { tkc_free(w->order), tkc_free(w->keys), tkc_free(w->pos); }
+
+/* post-order DFS from root (iterative: graphs can be deep); leaves: targets when stop_at_targets */
+static int collect(walk *w, tkc_lazy *root, int (*is_target)(const tkc_lazy *, void *), void *tctx, bool stop_at_targets) {
+  typedef struct { tkc_lazy *n; int next; } frame;
+  size_t cap = 64, depth = 0;
+  frame *st = tkc_malloc(cap * sizeof *st);
+  if (!st) return tkc_err(TKC_ENOMEM, "out of memory walking the graph for gradients"), -1;
+  walk open = {0}; /* every node met (on the stack or done) */
+  int rc = 0;
+  if (add_node(&open, root)) rc = -1;
+  st[depth++] = (frame){root, 0};
+  while (depth && !rc) {
+    frame *f = &st[depth - 1];
+    const tkc_lazy *h = how(f->n);
+    bool leaf = stop_at_targets && is_target(f->n, tctx);
+    if (!leaf && f->next < nsrc_of(f->n)) {
+      tkc_lazy *s = h->src[f->next++];
+      if (find(&open, s) >= 0) continue; /* done or on the stack (a DAG: never a cycle) */
+      if (add_node(&open, s)) { rc = -1; break; }
+      if (depth == cap) {
+        frame *bigger = tkc_realloc(st, 2 * cap * sizeof *st);
+        if (!bigger) { tkc_err(TKC_ENOMEM, "out of memory walking the graph for gradients"); rc = -1; break; }
+        st = bigger, cap *= 2;
+      }
+      st[depth++] = (frame){s, 0};
+      continue;
+    }
+    if (add_node(w, f->n)) rc = -1;
+    depth--;
+  }
+  walk_free(&open);
+  tkc_free(st);
+  return rc;
+}
+
+tkc_status tkc_lazy_gradient(tkc_lazy *root, tkc_lazy *seed, int (*is_target)(const tkc_lazy *, void *), void *tctx, bool stop_at_targets,
+                             void (*found)(tkc_lazy *target, tkc_lazy *grad, void *), void *fctx) {
+  walk w = {0};
+  gctx c = {0};
+  if (collect(&w, root, is_target, tctx, stop_at_targets)) return walk_free(&w), tkc_last_status();
+  /* reach[i]: a target is at or under node i (only those get gradients) */
+  bool *reach = tkc_calloc(w.n + 1, sizeof *reach);
+  tkc_lazy **grad = tkc_calloc(w.n + 1, sizeof *grad);
+  tkc_status st = TKC_OK;
+  if (!reach || !grad) st = tkc_err(TKC_ENOMEM, "out of memory building gradients");
+  for (size_t i = 0; i < w.n && !st; i++) {
+    tkc_lazy *n = w.order[i];
+    reach[i] = is_target(n, tctx);
+    if (reach[i] && stop_at_targets) continue;
+    const tkc_lazy *h = how(n);
+    for (int k = 0; k < nsrc_of(n) && !reach[i]; k++) {
+      long p = find(&w, h->src[k]);
+      reach[i] = p >= 0 && reach[p];
+    }
+  }
+  if (!st && w.n) grad[w.n - 1] = seed; /* the root is last */
+  for (size_t j = w.n; j-- > 0 && !st;) {
+    tkc_lazy *n = w.order[j], *g = grad[j];
+    if (!g || !reach[j]) continue;
+    if (is_target(n, tctx)) {
+      found(n, g, fctx);
+      if (stop_at_targets) continue;
+    }
+    const tkc_lazy *h = how(n);
+    if (!nsrc_of(n)) continue;
+    grule_fn fn = rule_for(h);
+    if (!fn) {
+      st = tkc_err(TKC_EUNSUPPORTED, "gradient: no rule for a %s node", h->kind == TKC_LZ_ALU ? tkc_op_name((tkc_op)h->op) : "lazy");
+      break;
+    }
+    tkc_lazy *gs[3] = {NULL, NULL, NULL};
+    grule_in in = {h, n, g, h->src};
+    if (fn(&c, &in, gs) || c.failed) {
+      st = tkc_last_status() ? tkc_last_status() : TKC_ENOMEM;
+      break;
+    }
+    for (int k = 0; k < h->nsrc; k++) {
+      long p = find(&w, h->src[k]);
+      if (h->kind == TKC_LZ_BITCAST && is_float(h->dtype) && p >= 0 && reach[p]) { /* the bits of what a target computes */
+        st = tkc_err(TKC_EUNSUPPORTED, "gradient: through a bitcast to %s (a gather or index_select with a computed index of a tensor "
+                     "that had no tkc_requires_grad when it was built: mark it first)", tkc_dtype_name(h->dtype));
+        break;
+      }
+      if (!gs[k] || p < 0 || !reach[p] || !is_float(h->src[k]->dtype)) continue;
+      grad[p] = grad[p] ? alu(&c, TKC_OP_ADD, grad[p], gs[k], NULL) : gs[k];
+      if (c.failed) { st = tkc_last_status(); break; }
+    }
+  }
+  /* the callers took references to what they keep */
+  for (size_t i = 0; i < c.n; i++) tkc_lazy_unref(c.made[i]);
+  tkc_free(c.made);
+  tkc_free(reach), tkc_free(grad);
+  walk_free(&w);
+  return st;
+}
