@@ -211,8 +211,8 @@ TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
  * tkc_gradient(y, n, wrt, grads): d y / d wrt[i] into new handles grads[i] (zeros for a tensor y
  * does not depend on), accumulating nothing; y unrealized or built from requires-grad leaves.
  * tkc_detach(t): the same values, through which no gradient flows.
- * Not differentiated yet (TKC_EUNSUPPORTED): the sliding windows of conv2d and pooling, movement ops
- * of variable-size dims. */
+ * Not differentiated yet (TKC_EUNSUPPORTED): movement ops of variable-size dims; a gather with a
+ * computed index of a tensor that was not marked with tkc_requires_grad before it was used. */
 TKC_API tkc_status tkc_requires_grad(tkc_tensor *t, int on);
 TKC_API tkc_status tkc_backward(tkc_tensor *loss);
 TKC_API tkc_tensor *tkc_grad(tkc_tensor *t);

@@ -149,6 +149,58 @@ static int g_reduce(gctx *c, const grule_in *in, tkc_lazy **gs) {
   return 0;
 }
 
+static tkc_lazy *move_to(gctx *c, tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape) {
+  return a ? keep(c, tkc_lz_move(a, op, arg, narg, ndim, shape)) : NULL;
+}
+
+/* the sum of t[0..n) as a balanced tree (shallow graphs for long windows) */
+static tkc_lazy *tree_sum(gctx *c, tkc_lazy **t, int n) {
+  if (n == 1) return t[0];
+  return ADD(tree_sum(c, t, n / 2), tree_sum(c, t + n / 2, n - n / 2));
+}
+
+/* WINDOW (..., H, W) -> (..., OH, OW, KH, KW), stride s: x[..., oh*s + i, ow*s + j] is read by
+ * window (oh, ow) at (i, j), so its gradient is the sum over (i, j) of g[..., :, :, i, j] spread
+ * out by the stride and placed at offset (i, j) */
+static tkc_lazy *window_grad(gctx *c, tkc_lazy *g, const tkc_lazy *x, int64_t kh, int64_t kw, int64_t s) {
+  int nd = x->ndim, lead = nd - 2;
+  int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], OH = g->shape[lead], OW = g->shape[lead + 1];
+  if (kh * kw > 4096) return tkc_err_null(TKC_EUNSUPPORTED, "gradient: windows of more than 4096 elements (%lldx%lld)", (long long)kh, (long long)kw);
+  tkc_lazy **terms = tkc_calloc((size_t)(kh * kw), sizeof *terms);
+  if (!terms) return c->failed = 1, tkc_err_null(TKC_ENOMEM, "out of memory building gradients");
+  int64_t sh[TKC_MAX_DIMS + 2], arg[2 * (TKC_MAX_DIMS + 2)];
+  for (int64_t i = 0; i < kh; i++)
+    for (int64_t j = 0; j < kw; j++) {
+      /* g[..., :, :, i, j] as (..., OH, 1, OW, 1) */
+      for (int d = 0; d < lead + 2; d++) arg[2 * d] = 0, arg[2 * d + 1] = g->shape[d];
+      arg[2 * lead + 4] = i, arg[2 * lead + 5] = i + 1, arg[2 * lead + 6] = j, arg[2 * lead + 7] = j + 1;
+      memcpy(sh, g->shape, sizeof(int64_t) * (size_t)lead);
+      sh[lead] = OH, sh[lead + 1] = OW, sh[lead + 2] = 1, sh[lead + 3] = 1;
+      tkc_lazy *t = move_to(c, g, TKC_OP_SHRINK, arg, 2 * (lead + 4), lead + 4, sh);
+      sh[lead] = OH, sh[lead + 1] = 1, sh[lead + 2] = OW, sh[lead + 3] = 1;
+      t = move_to(c, t, TKC_OP_RESHAPE, NULL, 0, lead + 4, sh);
+      /* spread by the stride: (..., OH, s, OW, s), then (..., OH*s, OW*s) cut to (OH-1)*s+1 rows/cols */
+      for (int d = 0; d < 2 * (lead + 4); d++) arg[d] = 0;
+      arg[2 * lead + 3] = s - 1, arg[2 * lead + 7] = s - 1;
+      sh[lead + 1] = s, sh[lead + 3] = s;
+      t = move_to(c, t, TKC_OP_PAD, arg, 2 * (lead + 4), lead + 4, sh);
+      sh[lead] = OH * s, sh[lead + 1] = OW * s;
+      t = move_to(c, t, TKC_OP_RESHAPE, NULL, 0, lead + 2, sh);
+      int64_t rh = (OH - 1) * s + 1, rw = (OW - 1) * s + 1;
+      for (int d = 0; d < lead; d++) arg[2 * d] = 0, arg[2 * d + 1] = sh[d];
+      arg[2 * lead] = 0, arg[2 * lead + 1] = rh, arg[2 * lead + 2] = 0, arg[2 * lead + 3] = rw;
+      sh[lead] = rh, sh[lead + 1] = rw;
+      t = move_to(c, t, TKC_OP_SHRINK, arg, 2 * (lead + 2), lead + 2, sh);
+      /* at offset (i, j) of (H, W) */
+      for (int d = 0; d < 2 * lead; d++) arg[d] = 0;
+      arg[2 * lead] = i, arg[2 * lead + 1] = H - i - rh, arg[2 * lead + 2] = j, arg[2 * lead + 3] = W - j - rw;
+      terms[i * kw + j] = move_to(c, t, TKC_OP_PAD, arg, 2 * (lead + 2), nd, x->shape);
+    }
+  tkc_lazy *sum = c->failed ? NULL : tree_sum(c, terms, (int)(kh * kw));
+  tkc_free(terms);
+  return sum;
+}
+
 /* movement ops by their inverse: RESHAPE back, PERMUTE by the inverse order, PAD <-> SHRINK, FLIP,
  * EXPAND -> a sum over the expanded axes */
 static int g_move(gctx *c, const grule_in *in, tkc_lazy **gs) {
@@ -179,8 +231,8 @@ static int g_move(gctx *c, const grule_in *in, tkc_lazy **gs) {
     gs[0] = sum_axes(c, G, mask);
     return 0;
   }
-  default:
-    return tkc_err(TKC_EUNSUPPORTED, "gradient: the sliding windows of conv2d and pooling are not differentiated yet"), -1;
+  case TKC_MOVE_WINDOW: gs[0] = window_grad(c, G, X, r->arg[0], r->arg[1], r->arg[2]); return 0;
+  default: return tkc_err(TKC_EUNSUPPORTED, "gradient: no rule for movement op %d", r->op), -1;
   }
 }
 
