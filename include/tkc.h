@@ -248,6 +248,17 @@ TKC_API int tkc_jit_buffers(const tkc_jit *j);
 
 /* Computes t (and what it needs) on the ctx's device. */
 TKC_API tkc_status tkc_realize(tkc_tensor *t);
+/* Computes n tensors in one schedule: what they share (a gradient read by several updates) is
+ * computed once. NULL or freed tensors: TKC_EINVAL naming the index. */
+TKC_API tkc_status tkc_realize_all(int n, tkc_tensor *const *ts);
+/* In-place update: dst's buffer receives value at dst's next realize (tkc_realize / tkc_realize_all,
+ * or any realize that reads dst). dst must own its whole buffer (tkc_tensor_new'd or realized, not a
+ * view: TKC_EINVAL) and value must have its shape and dtype (TKC_ESHAPE); value may read dst (x =
+ * x - lr * g): it reads the values from before the assign. Other views of dst's buffer see the new
+ * values once it is realized, a jit replays the write into the same buffer, and dst keeps its
+ * requires_grad and gradient. Kernels of one realize that read dst's old values run before the
+ * write. */
+TKC_API tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value);
 /* Realizes t with these kernel opts (tkc/opts.h) for the kernel that computes t, instead of the
  * heuristics' (earlier kernels of its schedule keep theirs). TKC_EINVAL with the reason when an opt is
  * illegal for that kernel, when t is realized already or needs no kernel; nothing is run then. */

@@ -10,6 +10,8 @@
  * becomes a BUFFER over the same data): with the heuristics' opts; with the given opts for the last
  * kernel. The sources of the kernels of n for renderer r (malloc'ed). */
 TKC_HIDDEN tkc_status tkc_lazy_realize(tkc_lazy *n);
+/* The n nodes in one schedule (what they share is computed once). */
+TKC_HIDDEN tkc_status tkc_lazy_realize_all(int n, tkc_lazy *const *ns);
 TKC_HIDDEN tkc_status tkc_lazy_realize_opts(tkc_lazy *n, const tkc_opt *opts, int nopts);
 TKC_HIDDEN char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r);
 

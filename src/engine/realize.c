@@ -249,8 +249,9 @@ static tkc_status run_item(tkc_sched_item *it, built *bi) {
   tkc_lazy *out = it->out;
   tkc_device *d = out->ctx->dev;
   int64_t numel = max_numel(out);
-  tkc_rbuf *rb = tkc_rbuf_new(d, out->dtype, (size_t)numel, false); /* the kernel writes all of it */
-  if (!rb) return tkc_last_status();
+  tkc_rbuf *rb = out->target; /* an assign writes its destination's buffer */
+  if (rb) rb->refs++;
+  else if (!(rb = tkc_rbuf_new(d, out->dtype, (size_t)numel, false))) return tkc_last_status(); /* the kernel writes all of it */
   tkc_status st = TKC_OK;
   if (numel > 0) {
     tkc_buffer *bufs[33];
@@ -282,10 +283,11 @@ static tkc_status run_item(tkc_sched_item *it, built *bi) {
   return st;
 }
 
-static tkc_status realize(tkc_lazy *n, const given_opts *given) {
-  if (n->kind == TKC_LZ_BUFFER) return given ? tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor is realized already (no kernel to apply opts to)") : TKC_OK;
+static tkc_status realize(int nn, tkc_lazy *const *ns, const given_opts *given) {
+  if (nn == 1 && ns[0]->kind == TKC_LZ_BUFFER)
+    return given ? tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor is realized already (no kernel to apply opts to)") : TKC_OK;
   tkc_schedule s = {0};
-  tkc_status st = tkc_schedule_build(&s, n);
+  tkc_status st = tkc_schedule_build_many(&s, nn, ns);
   if (!st && given && !s.n) st = tkc_err(TKC_EINVAL, "tkc_realize_opts: the tensor needs no kernel (a view of realized data)");
   built *b = st ? NULL : tkc_calloc(s.n + 1, sizeof *b);
   if (!st && !b) st = tkc_err(TKC_ENOMEM, "out of memory realizing %zu kernels", s.n);
@@ -293,15 +295,18 @@ static tkc_status realize(tkc_lazy *n, const given_opts *given) {
   for (size_t i = 0; !st && i < s.n; i++) st = run_item(&s.items[i], &b[i]);
   release_all(&s, b);
   tkc_schedule_free(&s);
-  if (!st && n->kind == TKC_LZ_MOVE) st = tkc_lazy_become_view(n);
+  for (int i = 0; i < nn && !st; i++)
+    if (ns[i]->kind == TKC_LZ_MOVE) st = tkc_lazy_become_view(ns[i]);
   return st;
 }
 
-tkc_status tkc_lazy_realize(tkc_lazy *n) { return realize(n, NULL); }
+tkc_status tkc_lazy_realize(tkc_lazy *n) { return realize(1, &n, NULL); }
+
+tkc_status tkc_lazy_realize_all(int n, tkc_lazy *const *ns) { return realize(n, ns, NULL); }
 
 tkc_status tkc_lazy_realize_opts(tkc_lazy *n, const tkc_opt *opts, int nopts) {
   given_opts given = {opts, nopts};
-  return realize(n, &given);
+  return realize(1, &n, &given);
 }
 
 char *tkc_lazy_kernels_source(tkc_lazy *n, const tkc_renderer *r) {

@@ -121,6 +121,7 @@ struct tkc_lazy {
   uint8_t requires_grad;      /* tkc_requires_grad: a leaf that gradients are accumulated into */
   uint8_t needs_grad;         /* a source (or theirs) requires a gradient */
   uint8_t detached;           /* tkc_detach: gradients stop here */
+  tkc_rbuf *target;           /* tkc_assign: the buffer this node's kernel writes (dst's), not a new one */
 };
 
 TKC_HIDDEN tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape);
@@ -162,6 +163,10 @@ typedef struct tkc_schedule {
 /* The kernels that realize t, in order. Nodes that will be realized are recorded in the items;
  * nothing is run or changed. Free with tkc_schedule_free. */
 TKC_HIDDEN tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t);
+/* The same for several tensors at once (one schedule: what they share is computed once). Kernels that
+ * write an assigned buffer run after every kernel of the schedule that reads its old contents
+ * (TKC_EUNSUPPORTED when that cannot be: a read of the old contents that needs the new ones). */
+TKC_HIDDEN tkc_status tkc_schedule_build_many(tkc_schedule *s, int n, tkc_lazy *const *ts);
 TKC_HIDDEN void tkc_schedule_free(tkc_schedule *s);
 
 /* n is a chain of movement ops over a BUFFER node: n becomes a BUFFER over the same data. */

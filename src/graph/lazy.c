@@ -78,6 +78,7 @@ void tkc_lazy_unref(tkc_lazy *n) {
       st[depth++] = extra[i];
     }
     tkc_rbuf_unref(x->rbuf);
+    tkc_rbuf_unref(x->target);
     tkc_free(x->st);
     tkc_free(x);
   }
@@ -115,6 +116,8 @@ tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st) {
   tkc_rbuf_unref(n->rbuf);
   n->rbuf = rb;
   n->kind = TKC_LZ_BUFFER;
+  tkc_rbuf_unref(n->target); /* (an assign's: rb is it) */
+  n->target = NULL;
   drop_sources(n);
   tkc_shape_stamp(n);
   return TKC_OK;

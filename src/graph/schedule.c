@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "graph/graph.h"
+#include "runtime/device.h"
 
 #define MAX_MOVES 64
 #define MAX_INPUTS 32
@@ -123,16 +124,19 @@ static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
   return k;
 }
 
-/* Counts the readers of every node below t (down to buffers). On failure (memory) the counts are
+/* Counts the readers of every node below the roots (down to buffers). On failure (memory) the counts are
  * simply absent: every reduce then fuses as before. */
-static tkc_users *count_users(tkc_lazy *t) {
-  size_t sp = 0, scap = 64;
+static tkc_users *count_users(int nroots, tkc_lazy *const *roots) {
+  size_t sp = 0, scap = 64 + (size_t)nroots, k;
   tkc_users *u = tkc_calloc(1, sizeof *u);
   tkc_lazy **stack = tkc_malloc(scap * sizeof *stack);
   if (!u || !stack || users_alloc(u, 1024)) goto fail;
-  size_t k = users_entry(u, t);
-  u->seen[k] = 1;
-  stack[sp++] = t;
+  for (int r = 0; r < nroots; r++) {
+    if ((k = users_entry(u, roots[r])) == (size_t)-1) goto fail;
+    if (u->seen[k]) continue;
+    u->seen[k] = 1;
+    stack[sp++] = roots[r];
+  }
   while (sp) {
     tkc_lazy *n = stack[--sp];
     if (n->kind == TKC_LZ_BUFFER) continue;
@@ -573,6 +577,32 @@ static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, in
 }
 
 /* Schedules the kernel that computes n (not a BUFFER, not a MOVE) and everything it needs first. */
+/* An assigned node's kernel writes its target buffer: reading that buffer in the same kernel is safe
+ * only element for element (each element read where it is written, no reduce). 1 when it reads it
+ * otherwise, 0 when not, -1 (error set) when out of memory. */
+static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink) {
+  const tkc_uop *store = sink->src[0], *out_view = store->src[1];
+  int reads = 0;
+  for (int i = 0; i < k->ninputs; i++) reads |= k->inputs[i]->kind == TKC_LZ_BUFFER && k->inputs[i]->rbuf == k->root->target;
+  if (!reads) return 0;
+  if (k->has_reduce || k->root->ctx->dev->impl->no_write_aliasing) return 1;
+  size_t n = 0;
+  tkc_uop **all = tkc_toposort(sink, &n);
+  if (!all) return -1;
+  int unsafe = 0;
+  for (size_t j = 0; j < n && !unsafe; j++) {
+    const tkc_uop *u = all[j];
+    if (u->op != TKC_OP_LOAD || u->nsrc < 2 || u->src[0]->op != TKC_OP_DEFINE_GLOBAL || u->src[0]->arg.kind != TKC_ARG_INT) continue;
+    int64_t g = u->src[0]->arg.v.i;
+    if (g < 1 || g > k->ninputs) continue;
+    const tkc_lazy *in = k->inputs[g - 1];
+    if (in->kind == TKC_LZ_BUFFER && in->rbuf == k->root->target)
+      unsafe = u->src[1]->op != out_view->op || !tkc_arg_eq(&u->src[1]->arg, &out_view->arg);
+  }
+  tkc_free(all);
+  return unsafe;
+}
+
 static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (is_planned(s, n)) return TKC_OK;
   kernel k = {.s = s, .root = n};
@@ -609,8 +639,20 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
     shape_arg(n->ctx, so, syo, ndim, shape, &shapes[0]);
     shape_arg(n->ctx, sf, syf, ndim, k.has_reduce ? k.full : shape, &shapes[1]);
     tkc_uop *sink = store ? tkc_uop_new(g, TKC_OP_SINK, tkc_dt_of(TKC_VOID), 1, &store, tkc_arg_tuple(shapes, 2)) : NULL;
-    if (!sink) st = tkc_last_status();
-    else {
+    int unsafe = sink && n->target ? reads_target_elsewhere(&k, sink) : 0;
+    if (!sink || unsafe < 0) st = tkc_last_status();
+    else if (unsafe) { /* compute the value into a buffer of its own first; this kernel then copies it */
+      tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, n->dtype, n->ndim, n->shape);
+      if (!c) st = tkc_last_status();
+      else {
+        tkc_lazy_set_src(c, 0, n->src[0]);
+        tkc_lazy_unref(n->src[0]);
+        n->src[0] = c; /* (n's reference) */
+        kernel_free(&k);
+        tkc_lazy_unref(to_space);
+        return schedule_node(s, n);
+      }
+    } else {
       tkc_sched_item *it = &s->items[s->n++];
       it->out = n;
       it->ast = sink;
@@ -627,23 +669,78 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   return st;
 }
 
-tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) {
+/* item j must run after item i: it reads what i computes, or i reads the old contents of the buffer j
+ * assigns */
+static int must_follow(const tkc_sched_item *j, const tkc_sched_item *i) {
+  for (int k = 0; k < j->ninputs; k++)
+    if (j->inputs[k] == i->out) return 1;
+  if (!j->out->target) return 0;
+  for (int k = 0; k < i->ninputs; k++)
+    if (i->inputs[k]->kind == TKC_LZ_BUFFER && i->inputs[k]->rbuf == j->out->target) return 1;
+  return 0;
+}
+
+/* the items in an order that keeps must_follow, the scheduled order where it can (stable) */
+static tkc_status order_items(tkc_schedule *s) {
+  bool any = false;
+  for (size_t i = 0; i < s->n; i++) any |= s->items[i].out->target != NULL;
+  if (!any) return TKC_OK; /* the scheduled order already follows the data */
+  tkc_sched_item *sorted = tkc_malloc(s->n * sizeof *sorted);
+  bool *done = tkc_calloc(s->n, sizeof *done);
+  if (!sorted || !done) {
+    tkc_free(sorted), tkc_free(done);
+    return tkc_err(TKC_ENOMEM, "out of memory scheduling");
+  }
+  size_t m = 0;
+  while (m < s->n) {
+    size_t pick = s->n;
+    for (size_t j = 0; j < s->n && pick == s->n; j++) {
+      if (done[j]) continue;
+      bool ready = true;
+      for (size_t i = 0; i < s->n && ready; i++) ready = i == j || done[i] || !must_follow(&s->items[j], &s->items[i]);
+      if (ready) pick = j;
+    }
+    if (pick == s->n) {
+      tkc_free(sorted), tkc_free(done);
+      return tkc_err(TKC_EUNSUPPORTED, "assign: a tensor is read as it was before an assign and as it is after it in one realize (realize the assign first)");
+    }
+    done[pick] = true;
+    sorted[m++] = s->items[pick];
+  }
+  memcpy(s->items, sorted, s->n * sizeof *sorted);
+  tkc_free(sorted), tkc_free(done);
+  return TKC_OK;
+}
+
+tkc_status tkc_schedule_build_many(tkc_schedule *s, int n, tkc_lazy *const *ts) {
   memset(s, 0, sizeof *s);
-  while (t->kind == TKC_LZ_MOVE) t = t->src[0]; /* a view of a computed node costs no kernel */
-  if (t->kind == TKC_LZ_BUFFER) return TKC_OK;
-  s->g = tkc_graph_new();
-  if (!s->g) return tkc_last_status();
-  s->users = count_users(t);
-  tkc_lazy **cuts;
-  size_t ncuts;
-  tkc_status st = deep_cuts(t, &cuts, &ncuts);
-  for (size_t i = 0; i < ncuts && !st; i++) st = schedule_node(s, cuts[i]);
-  tkc_free(cuts);
-  if (!st) st = schedule_node(s, t);
+  tkc_lazy **roots = tkc_malloc((size_t)(n > 0 ? n : 1) * sizeof *roots);
+  if (!roots) return tkc_err(TKC_ENOMEM, "out of memory scheduling");
+  int nr = 0;
+  for (int i = 0; i < n; i++) {
+    tkc_lazy *t = ts[i];
+    while (t->kind == TKC_LZ_MOVE) t = t->src[0]; /* a view of a computed node costs no kernel */
+    if (t->kind != TKC_LZ_BUFFER) roots[nr++] = t;
+  }
+  tkc_status st = TKC_OK;
+  if (nr && !(s->g = tkc_graph_new())) st = tkc_last_status();
+  if (nr && !st) s->users = count_users(nr, roots);
+  for (int r = 0; r < nr && !st; r++) {
+    tkc_lazy **cuts;
+    size_t ncuts;
+    st = deep_cuts(roots[r], &cuts, &ncuts);
+    for (size_t i = 0; i < ncuts && !st; i++) st = schedule_node(s, cuts[i]);
+    tkc_free(cuts);
+    if (!st) st = schedule_node(s, roots[r]);
+  }
   users_free(s->users);
   s->users = NULL;
+  tkc_free(roots);
+  if (!st) st = order_items(s);
   return st;
 }
+
+tkc_status tkc_schedule_build(tkc_schedule *s, tkc_lazy *t) { return tkc_schedule_build_many(s, 1, &t); }
 
 void tkc_schedule_free(tkc_schedule *s) {
   for (size_t i = 0; i < s->n; i++) {

@@ -36,6 +36,7 @@ typedef struct tkc_device_impl {
   tkc_status (*compile)(const tkc_kernel *k, void **handle);
   void (*release)(void *handle);
   bool compile_threadsafe; /* compiles may run on several threads at once (the realize driver does) */
+  bool no_write_aliasing;  /* a buffer a kernel writes may not also be one it reads (WebGPU's bindings) */
   /* runs k: bufs[i] are device pointers (alloc results), vars[i] the DEFINE_VAR values */
   tkc_status (*launch)(const tkc_kernel *k, void *handle, void *const *bufs, const int64_t *vars);
 } tkc_device_impl;

@@ -786,4 +786,5 @@ const tkc_device_impl tkc_device_webgpu = {
     .compile = webgpu_compile,
     .release = webgpu_release,
     .launch = webgpu_launch,
+    .no_write_aliasing = true, /* a read_write binding must not alias another binding */
 };
