@@ -304,9 +304,96 @@ static void test_function_frees_input(void **state) {
   }
 }
 
+/* a training loop's x = jit(x): the replay's input is the jit's own output buffer, which the launch
+ * writes while it reads the input (flip + add reads other elements than it writes) */
+static tkc_status flip_add_fn(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)ctx, (void)nin, (void)nout, (void)user;
+  tkc_tensor *f = tkc_flip(in[0], 1, (const int[]){1});
+  out[0] = tkc_add(tkc_mul(f, tkc_scalar(ctx, TKC_FLOAT32, 2)), in[0]);
+  out[1] = tkc_reshape(out[0], 1, (const int64_t[]){N}); /* a view of the computed output */
+  tkc_tensor_free(f);
+  return out[0] && out[1] ? TKC_OK : tkc_last_status();
+}
+
+static void test_output_fed_back(void **state) {
+  (void)state;
+  for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++) {
+    if (!tkc_device_available(devs[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(devs[d]);
+    tkc_scope_begin(ctx); /* frees the 2-constants fn leaves */
+    tkc_jit *j = tkc_jit_new(ctx, flip_add_fn, NULL);
+    float x[N], prev[N];
+    input_data(0, x);
+    tkc_tensor *t = input(ctx, 0), *t1 = NULL;
+    for (int k = 0; k < RUNS + 2; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "%s, fed back, run %d", devs[d], k);
+      tkc_tensor *out[2] = {NULL, NULL};
+      if (tkc_jit_run(j, &t, 1, out, 2)) fail_msg("%s: %s", what, tkc_last_error());
+      memcpy(prev, x, sizeof x);
+      for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) x[r * C + c] = 2 * prev[r * C + C - 1 - c] + prev[r * C + c];
+      expect(what, out[0], x, N);
+      expect(what, out[1], x, N);
+      expect(what, t, prev, N); /* the input (the last run's output) keeps its values */
+      if (t1) tkc_tensor_free(t1);
+      tkc_tensor_free(t);
+      t = out[0], t1 = out[1];
+    }
+    tkc_tensor_free(t), tkc_tensor_free(t1);
+    tkc_jit_free(j);
+    tkc_scope_end(ctx);
+    tkc_ctx_free(ctx);
+  }
+}
+
+/* a view of an input with a variable-length dim: each replay sees the new input at the new length */
+static tkc_status var_view_fn(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)ctx, (void)nin, (void)nout, (void)user;
+  out[0] = tkc_permute(in[0], (const int[]){1, 0});
+  out[1] = tkc_sum(in[0], 1, (const int[]){1}, 0);
+  return out[0] && out[1] ? TKC_OK : tkc_last_status();
+}
+
+static void test_variable_length_view(void **state) {
+  (void)state;
+  for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++) {
+    if (!tkc_device_available(devs[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(devs[d]);
+    int64_t len = tkc_dim_var(ctx, "len", 1, 8);
+    tkc_jit *j = tkc_jit_new(ctx, var_view_fn, NULL);
+    const int lens[] = {3, 5, 1, 8, 2};
+    for (int k = 0; k < 5; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "%s, len %d, run %d", devs[d], lens[k], k);
+      int L = lens[k];
+      float x[8 * 2], want[8 * 2], sums[8];
+      for (int i = 0; i < L * 2; i++) x[i] = (float)(10 * k + i);
+      assert_int_equal(tkc_dim_bind(ctx, len, L), TKC_OK);
+      tkc_tensor *t = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){len, 2}, x), *out[2] = {NULL, NULL};
+      if (tkc_jit_run(j, &t, 1, out, 2)) fail_msg("%s: %s", what, tkc_last_error());
+      for (int r = 0; r < L; r++) want[r] = x[2 * r], want[L + r] = x[2 * r + 1], sums[r] = x[2 * r] + x[2 * r + 1];
+      float got[16];
+      if (tkc_copy_out(out[0], got, (size_t)L * 2 * sizeof(float))) fail_msg("%s: %s", what, tkc_last_error());
+      for (int i = 0; i < 2 * L; i++)
+        if (got[i] != want[i]) fail_msg("%s: [%d] = %g, want %g", what, i, (double)got[i], (double)want[i]);
+      if (tkc_copy_out(out[1], got, (size_t)L * sizeof(float))) fail_msg("%s: %s", what, tkc_last_error());
+      for (int i = 0; i < L; i++)
+        if (got[i] != sums[i]) fail_msg("%s: sum [%d] = %g, want %g", what, i, (double)got[i], (double)sums[i]);
+      /* the view carries its input's binding: read at another one it is refused, not misread */
+      assert_int_equal(tkc_dim_bind(ctx, len, L == 8 ? 7 : L + 1), TKC_OK);
+      assert_int_equal(tkc_copy_out(out[0], got, sizeof got), TKC_EINVAL);
+      tkc_tensor_free(out[0]), tkc_tensor_free(out[1]), tkc_tensor_free(t);
+    }
+    tkc_jit_free(j);
+    tkc_ctx_free(ctx);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_passthrough_outputs), cmocka_unit_test(test_mixed_outputs),
                                      cmocka_unit_test(test_constant_outputs), cmocka_unit_test(test_aliased_inputs),
-                                     cmocka_unit_test(test_function_frees_input)};
+                                     cmocka_unit_test(test_function_frees_input), cmocka_unit_test(test_output_fed_back),
+                                     cmocka_unit_test(test_variable_length_view)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -42,9 +42,9 @@ typedef struct jin { /* what each input looked like at capture */
 } jin;
 
 typedef struct jout {
-  tkc_lazy *node; /* a buffer of the jit's (computed, or kept as is); NULL when from >= 0 */
-  int from;       /* >= 0: a view of that input's buffer, seen through view */
-  jin view;       /* from >= 0: the output's dtype, shape and view of the input's buffer */
+  tkc_rbuf *rb; /* a buffer of the jit's (computed, or kept as is: a reference); NULL when from >= 0 */
+  int from;     /* >= 0: a view of that input's buffer */
+  jin view;     /* the output's dtype, shape and view of its buffer */
 } jout;
 
 struct tkc_jit {
@@ -76,7 +76,7 @@ static void forget(tkc_jit *j) {
   for (int i = 0; i < j->nlaunches; i++) tkc_kcache_release(j->launches[i].ref, j->launches[i].p);
   for (int i = 0; i < j->nbufs; i++) tkc_rbuf_unref(j->bufs[i].rb);
   for (int i = 0; i < j->nslots; i++) tkc_buffer_free(j->slots[i]);
-  for (int i = 0; j->outs && i < j->nout; i++) tkc_lazy_unref(j->outs[i].node);
+  for (int i = 0; j->outs && i < j->nout; i++) tkc_rbuf_unref(j->outs[i].rb);
   tkc_free(j->launches), tkc_free(j->bufs), tkc_free(j->slots), tkc_free(j->outs), tkc_free(j->ins);
   tkc_ctx *ctx = j->ctx;
   tkc_jit_fn fn = j->fn;
@@ -226,13 +226,9 @@ static tkc_status classify(tkc_jit *j, tkc_lazy *const *in, tkc_tensor **out) {
     jo->from = -1;
     for (int k = 0; k < j->nin && jo->from < 0; k++)
       if (in[k]->rbuf == o->rbuf) jo->from = k;
-    if (jo->from >= 0) {
-      jo->view = (jin){.dt = o->dtype, .ndim = o->ndim, .st = *o->st, .same_as = -1};
-      memcpy(jo->view.shape, o->shape, (size_t)o->ndim * sizeof *o->shape);
-    } else {
-      jo->node = o;
-      tkc_lazy_ref(o);
-    }
+    if (jo->from < 0) jo->rb = o->rbuf, o->rbuf->refs++;
+    jo->view = (jin){.dt = o->dtype, .ndim = o->ndim, .st = *o->st, .same_as = -1};
+    memcpy(jo->view.shape, o->shape, (size_t)o->ndim * sizeof *o->shape);
   }
   return TKC_OK;
 }
@@ -275,6 +271,25 @@ static tkc_status capture(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor
   return TKC_OK;
 }
 
+/* An input that views an output buffer of this jit (a training loop's x = jit(x)) would be read by
+ * the launches that write it: that output gets a new buffer, and the input keeps the old one. */
+static tkc_status renew_fed_back(tkc_jit *j, tkc_tensor *const *in, int nin) {
+  for (int b = 0; b < j->nbufs; b++) {
+    jbuf *x = &j->bufs[b];
+    int fed = 0;
+    for (int i = 0; i < nin && !fed && x->kind == B_OUTPUT; i++) fed = in[i]->node->rbuf == x->rb;
+    if (!fed) continue;
+    const tkc_buffer *old = x->rb->buf;
+    tkc_rbuf *rb = tkc_rbuf_new(tkc_buffer_device(old), tkc_buffer_dtype(old), tkc_buffer_numel(old), false);
+    if (!rb) return tkc_last_status();
+    for (int o = 0; o < j->nout; o++)
+      if (j->outs[o].rb == x->rb) tkc_rbuf_unref(j->outs[o].rb), j->outs[o].rb = rb, rb->refs++;
+    tkc_rbuf_unref(x->rb);
+    x->rb = rb;
+  }
+  return TKC_OK;
+}
+
 static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout) {
   tkc_ctx *ctx = j->ctx;
   if (nin != j->nin || nout != j->nout)
@@ -292,6 +307,8 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
     if (k >= 0 && in[k]->node->rbuf != in[i]->node->rbuf)
       return tkc_err(TKC_EINVAL, "tkc_jit_run: inputs %d and %d were one buffer at the capture and are two now: make a new jit for distinct inputs", k, i);
   }
+  tkc_status fed = renew_fed_back(j, in, nin);
+  if (fed) return fed;
   for (int k = 0; k < j->nlaunches; k++) {
     jlaunch *l = &j->launches[k];
     tkc_buffer *bufs[33];
@@ -315,9 +332,8 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
   for (int i = 0; i < nout; i++) {
     const jout *o = &j->outs[i];
     const tkc_lazy *from = o->from >= 0 ? in[o->from]->node : NULL;
-    tkc_lazy *n = from ? tkc_lazy_new(ctx, TKC_LZ_BUFFER, o->view.dt, o->view.ndim, o->view.shape)
-                       : tkc_lazy_new(ctx, TKC_LZ_BUFFER, o->node->dtype, o->node->ndim, o->node->shape);
-    tkc_status st = !n ? tkc_last_status() : from ? tkc_lazy_become_buffer(n, from->rbuf, &o->view.st) : tkc_lazy_become_buffer(n, o->node->rbuf, o->node->st);
+    tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, o->view.dt, o->view.ndim, o->view.shape);
+    tkc_status st = n ? tkc_lazy_become_buffer(n, from ? from->rbuf : o->rb, &o->view.st) : tkc_last_status();
     if (!st && from) memcpy(n->arg, from->arg, sizeof n->arg); /* a view carries its base's binding (tkc_lazy_become_view) */
     if (st) {
       tkc_lazy_unref(n);
