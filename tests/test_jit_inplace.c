@@ -347,6 +347,62 @@ static void test_output_fed_back(void **state) {
   }
 }
 
+/* x = jit(x) with one array for the inputs and the outputs; bad calls leave out NULL */
+static tkc_status flip_only_fn(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)ctx, (void)nin, (void)nout, (void)user;
+  tkc_tensor *f = tkc_flip(in[0], 1, (const int[]){0});
+  out[0] = tkc_sub(f, in[0]);
+  tkc_tensor_free(f);
+  return out[0] ? TKC_OK : tkc_last_status();
+}
+
+static void test_same_array_and_bad_calls(void **state) {
+  (void)state;
+  for (size_t d = 0; d < sizeof devs / sizeof devs[0]; d++) {
+    if (!tkc_device_available(devs[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(devs[d]);
+    tkc_jit *j = tkc_jit_new(ctx, flip_only_fn, NULL);
+    float x[N], prev[N];
+    input_data(2, x);
+    tkc_tensor *t = input(ctx, 2);
+    for (int k = 0; k < RUNS; k++) {
+      char what[64];
+      snprintf(what, sizeof what, "%s, x = jit(x), run %d", devs[d], k);
+      tkc_tensor *old = t;
+      if (tkc_jit_run(j, &t, 1, &t, 1)) fail_msg("%s: %s", what, tkc_last_error());
+      assert_true(t != old);
+      memcpy(prev, x, sizeof x);
+      for (int r = 0; r < R; r++)
+        for (int c = 0; c < C; c++) x[r * C + c] = prev[(R - 1 - r) * C + c] - prev[r * C + c];
+      expect(what, t, x, N);
+      expect(what, old, prev, N);
+      tkc_tensor_free(old);
+    }
+    /* bad calls: nothing replayed, out left NULL, the jit still replays after them */
+    tkc_tensor *out = t, *none = NULL, *two[2] = {t, t};
+    assert_int_equal(tkc_jit_run(j, two, 2, &out, 1), TKC_EINVAL);
+    assert_null(out);
+    assert_int_equal(tkc_jit_run(j, &t, 1, two, 2), TKC_EINVAL);
+    assert_null(two[0]), assert_null(two[1]);
+    tkc_clear_error();
+    assert_int_equal(tkc_jit_run(j, &none, 1, &out, 1), TKC_EINVAL);
+    assert_int_equal(tkc_jit_run(j, NULL, 1, &out, 1), TKC_EINVAL);
+    assert_int_equal(tkc_jit_run(j, &t, 1, NULL, 1), TKC_EINVAL);
+    assert_int_equal(tkc_jit_run(j, &t, -1, &out, 1), TKC_EINVAL);
+    tkc_tensor *small = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){R, C - 1}, 1);
+    assert_int_equal(tkc_jit_run(j, &small, 1, &out, 1), TKC_EINVAL);
+    assert_null(out);
+    assert_int_equal(tkc_jit_run(j, &t, 1, &out, 1), TKC_OK);
+    memcpy(prev, x, sizeof x);
+    for (int r = 0; r < R; r++)
+      for (int c = 0; c < C; c++) x[r * C + c] = prev[(R - 1 - r) * C + c] - prev[r * C + c];
+    expect(devs[d], out, x, N);
+    tkc_tensor_free(out), tkc_tensor_free(t), tkc_tensor_free(small);
+    tkc_jit_free(j);
+    tkc_ctx_free(ctx);
+  }
+}
+
 /* a view of an input with a variable-length dim: each replay sees the new input at the new length */
 static tkc_status var_view_fn(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
   (void)ctx, (void)nin, (void)nout, (void)user;
@@ -394,6 +450,6 @@ int main(void) {
   const struct CMUnitTest tests[] = {cmocka_unit_test(test_passthrough_outputs), cmocka_unit_test(test_mixed_outputs),
                                      cmocka_unit_test(test_constant_outputs), cmocka_unit_test(test_aliased_inputs),
                                      cmocka_unit_test(test_function_frees_input), cmocka_unit_test(test_output_fed_back),
-                                     cmocka_unit_test(test_variable_length_view)};
+                                     cmocka_unit_test(test_same_array_and_bad_calls),                                     cmocka_unit_test(test_variable_length_view)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -353,13 +353,17 @@ tkc_status tkc_jit_run(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **
   if (j->ctx->capture) return tkc_err(TKC_EINVAL, "tkc_jit_run: called while a capture of this ctx is running");
   tkc_status st = check_io(j, in, nin, out, nout);
   if (st) return st;
-  for (int i = 0; i < nout; i++) out[i] = NULL; /* what a failed run leaves */
-  if (j->state) return replay(j, in, nin, out, nout);
-  st = capture(j, in, nin, out, nout);
-  if (st) {
+  /* the inputs as given: out may be the same array (x = jit(x)), and is cleared for a failed run */
+  tkc_tensor *few[8], **ins = nin <= 8 ? few : tkc_malloc((size_t)nin * sizeof *ins);
+  if (!ins) return tkc_err(TKC_ENOMEM, "out of memory running a jit");
+  if (nin) memcpy(ins, in, (size_t)nin * sizeof *ins);
+  for (int i = 0; i < nout; i++) out[i] = NULL;
+  if (j->state) st = replay(j, ins, nin, out, nout);
+  else if ((st = capture(j, ins, nin, out, nout))) {
     for (int i = 0; i < nout; i++) tkc_tensor_free(out[i]), out[i] = NULL;
     forget(j); /* the next run captures again */
   }
+  if (ins != few) tkc_free(ins);
   return st;
 }
 
