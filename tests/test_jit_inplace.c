@@ -3,7 +3,9 @@
  * data seen as the function says, never the capture's; outputs that do not depend on the inputs
  * (constants, tensors made inside the function) keep their values; inputs that were one buffer at
  * the capture must be one at a replay; a function that frees its input is a clear error, not a
- * crash. Each case runs on every device available here, with new input data at each replay. */
+ * crash; a replay's output fed back as the next input (x = jit(x), also through one array) is read
+ * before it is overwritten and keeps its values. Each case runs on every device available here,
+ * with new input data at each replay. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
