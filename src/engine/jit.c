@@ -6,7 +6,10 @@
  * Buffers are planned once, after the capture: the inputs are the run's own; the outputs and the
  * buffers the function reads but did not compute (weights) are kept; every other buffer a kernel
  * writes is an intermediate and gets a planned buffer, shared between intermediates whose lifetimes
- * (first write .. last read, in launch order) do not overlap. */
+ * (first write .. last read, in launch order) do not overlap.
+ *
+ * An output that is an input, or a view of one (a reshape, permute, shrink, ... that needs no
+ * kernel), is not one of the jit's buffers: a replay returns the same view of the new input. */
 #include <string.h>
 #include "engine/jit.h"
 #include "engine/kcache.h"
@@ -35,7 +38,14 @@ typedef struct jin { /* what each input looked like at capture */
   int ndim;
   int64_t shape[TKC_MAX_DIMS];
   tkc_st st;
+  int same_as; /* the first earlier input that was the same buffer (-1: none) */
 } jin;
+
+typedef struct jout {
+  tkc_rbuf *rb; /* a buffer of the jit's (computed, or kept as is: a reference); NULL when from >= 0 */
+  int from;     /* >= 0: a view of that input's buffer */
+  jin view;     /* the output's dtype, shape and view of its buffer */
+} jout;
 
 struct tkc_jit {
   tkc_ctx *ctx;
@@ -48,7 +58,7 @@ struct tkc_jit {
   int nlaunches, caplaunches;
   jbuf *bufs;
   int nbufs, capbufs;
-  tkc_lazy **outs; /* the captured outputs: replays return views of their buffers */
+  jout *outs; /* the captured outputs: replays return views of their buffers or of the inputs' */
   tkc_buffer **slots;
   int nslots;
   tkc_status capture_error;
@@ -66,7 +76,7 @@ static void forget(tkc_jit *j) {
   for (int i = 0; i < j->nlaunches; i++) tkc_kcache_release(j->launches[i].ref, j->launches[i].p);
   for (int i = 0; i < j->nbufs; i++) tkc_rbuf_unref(j->bufs[i].rb);
   for (int i = 0; i < j->nslots; i++) tkc_buffer_free(j->slots[i]);
-  for (int i = 0; j->outs && i < j->nout; i++) tkc_lazy_unref(j->outs[i]);
+  for (int i = 0; j->outs && i < j->nout; i++) tkc_rbuf_unref(j->outs[i].rb);
   tkc_free(j->launches), tkc_free(j->bufs), tkc_free(j->slots), tkc_free(j->outs), tkc_free(j->ins);
   tkc_ctx *ctx = j->ctx;
   tkc_jit_fn fn = j->fn;
@@ -174,6 +184,55 @@ static tkc_status check_io(const tkc_jit *j, tkc_tensor *const *in, int nin, tkc
   return TKC_OK;
 }
 
+/* fn filled out with one of the caller's input handles, or one handle twice: each output gets a
+ * handle of its own, as a replay gives (the caller frees inputs and outputs, each once) */
+static tkc_status own_handles(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout) {
+  for (int i = 0; i < nout; i++) {
+    if (!out[i] || out[i]->magic != TKC_TENSOR_LIVE) continue;
+    int shared = 0;
+    for (int k = 0; k < nin && !shared; k++) shared = out[i] == in[k];
+    for (int k = 0; k < i && !shared; k++) shared = out[i] == out[k];
+    if (!shared) continue;
+    tkc_lazy_ref(out[i]->node);
+    if (!(out[i] = tkc_wrap(ctx, out[i]->node))) return tkc_last_status();
+  }
+  return TKC_OK;
+}
+
+/* the input nodes of the capture (a reference each, kept while fn runs): fn must leave them be */
+static tkc_status check_inputs_kept(tkc_tensor *const *in, int nin, tkc_lazy *const *nodes) {
+  for (int i = 0; i < nin; i++)
+    if (in[i]->magic != TKC_TENSOR_LIVE || in[i]->node != nodes[i])
+      return tkc_err(TKC_EINVAL, "tkc_jit_run: the jit function freed its input %d: the inputs belong to the caller (free only the tensors the function made)", i);
+  return TKC_OK;
+}
+
+/* what each captured buffer is (an input's, an output's, the function's own intermediate, or kept as
+ * is), and what each output is (a jit buffer, or a view of an input's buffer) */
+static tkc_status classify(tkc_jit *j, tkc_lazy *const *in, tkc_tensor **out) {
+  for (int b = 0; b < j->nbufs; b++) {
+    jbuf *x = &j->bufs[b];
+    for (int i = 0; i < j->nin && x->kind != B_INPUT; i++)
+      if (in[i]->rbuf == x->rb) x->kind = B_INPUT, x->input = i;
+    for (int i = 0; i < j->nout; i++)
+      if (out[i]->node->rbuf == x->rb && x->kind != B_INPUT) x->kind = B_OUTPUT;
+    if (x->kind == B_FIXED && x->first >= 0) x->kind = B_TEMP;
+    if (x->kind == B_INPUT) tkc_rbuf_unref(x->rb), x->rb = NULL; /* replays use their own inputs */
+  }
+  for (int i = 0; i < j->nout; i++) {
+    tkc_lazy *o = out[i]->node;
+    jout *jo = &j->outs[i];
+    if (o->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "jit: output %d was not realized", i);
+    jo->from = -1;
+    for (int k = 0; k < j->nin && jo->from < 0; k++)
+      if (in[k]->rbuf == o->rbuf) jo->from = k;
+    if (jo->from < 0) jo->rb = o->rbuf, o->rbuf->refs++;
+    jo->view = (jin){.dt = o->dtype, .ndim = o->ndim, .st = *o->st, .same_as = -1};
+    memcpy(jo->view.shape, o->shape, (size_t)o->ndim * sizeof *o->shape);
+  }
+  return TKC_OK;
+}
+
 static tkc_status capture(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout) {
   tkc_ctx *ctx = j->ctx;
   tkc_status st = TKC_OK;
@@ -181,36 +240,53 @@ static tkc_status capture(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor
   if (st) return st;
   j->ins = tkc_calloc((size_t)nin + 1, sizeof *j->ins);
   j->outs = tkc_calloc((size_t)nout + 1, sizeof *j->outs);
-  if (!j->ins || !j->outs) return tkc_err(TKC_ENOMEM, "out of memory capturing");
+  tkc_lazy **nodes = tkc_calloc((size_t)nin + 1, sizeof *nodes);
+  if (!j->ins || !j->outs || !nodes) {
+    tkc_free(nodes);
+    return tkc_err(TKC_ENOMEM, "out of memory capturing");
+  }
   j->nin = nin, j->nout = nout;
   for (int i = 0; i < nin; i++) {
-    const tkc_lazy *n = in[i]->node;
-    j->ins[i] = (jin){.dt = n->dtype, .ndim = n->ndim, .st = *n->st};
+    tkc_lazy *n = nodes[i] = in[i]->node;
+    tkc_lazy_ref(n);
+    j->ins[i] = (jin){.dt = n->dtype, .ndim = n->ndim, .st = *n->st, .same_as = -1};
     memcpy(j->ins[i].shape, n->shape, (size_t)n->ndim * sizeof *n->shape);
+    for (int k = 0; k < i && j->ins[i].same_as < 0; k++)
+      if (nodes[k]->rbuf == n->rbuf) j->ins[i].same_as = k;
   }
-  for (int i = 0; i < nout; i++) out[i] = NULL;
   ctx->capture = j;
   st = j->fn(ctx, in, nin, out, nout, j->user);
+  tkc_status own = own_handles(ctx, in, nin, out, nout); /* also when fn failed: the caller frees out */
+  if (!st) st = own;
+  if (!st) st = check_inputs_kept(in, nin, nodes);
   for (int i = 0; i < nout && !st; i++) st = out[i] ? tkc_realize(out[i]) : tkc_err(TKC_EINVAL, "tkc_jit_run: the function left output %d NULL", i);
   ctx->capture = NULL;
   if (!st) st = j->capture_error;
+  if (!st) st = classify(j, nodes, out);
+  if (!st) st = plan(j);
+  for (int i = 0; i < nin; i++) tkc_lazy_unref(nodes[i]);
+  tkc_free(nodes);
   if (st) return st;
-  /* what each buffer is: an input's, an output's, the function's own intermediates, or kept as is */
+  j->state = 1;
+  return TKC_OK;
+}
+
+/* An input that views an output buffer of this jit (a training loop's x = jit(x)) would be read by
+ * the launches that write it: that output gets a new buffer, and the input keeps the old one. */
+static tkc_status renew_fed_back(tkc_jit *j, tkc_tensor *const *in, int nin) {
   for (int b = 0; b < j->nbufs; b++) {
     jbuf *x = &j->bufs[b];
-    for (int i = 0; i < nin; i++)
-      if (in[i]->node->rbuf == x->rb) x->kind = B_INPUT, x->input = i;
-    for (int i = 0; i < nout; i++)
-      if (out[i]->node->rbuf == x->rb && x->kind != B_INPUT) x->kind = B_OUTPUT;
-    if (x->kind == B_FIXED && x->first >= 0) x->kind = B_TEMP;
+    int fed = 0;
+    for (int i = 0; i < nin && !fed && x->kind == B_OUTPUT; i++) fed = in[i]->node->rbuf == x->rb;
+    if (!fed) continue;
+    const tkc_buffer *old = x->rb->buf;
+    tkc_rbuf *rb = tkc_rbuf_new(tkc_buffer_device(old), tkc_buffer_dtype(old), tkc_buffer_numel(old), false);
+    if (!rb) return tkc_last_status();
+    for (int o = 0; o < j->nout; o++)
+      if (j->outs[o].rb == x->rb) tkc_rbuf_unref(j->outs[o].rb), j->outs[o].rb = rb, rb->refs++;
+    tkc_rbuf_unref(x->rb);
+    x->rb = rb;
   }
-  for (int i = 0; i < nout; i++) {
-    j->outs[i] = out[i]->node;
-    tkc_lazy_ref(j->outs[i]);
-    if (j->outs[i]->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "jit: output %d was not realized", i);
-  }
-  if ((st = plan(j))) return st;
-  j->state = 1;
   return TKC_OK;
 }
 
@@ -226,7 +302,13 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
       return tkc_err(TKC_EINVAL, "tkc_jit_run: input %d is %s %s, laid out otherwise than at the capture (%s %s): make a new jit for it", i,
                      tkc_dtype_name(in[i]->node->dtype), TKC_NODE_SHAPE(in[i]->node), tkc_dtype_name(j->ins[i].dt),
                      TKC_SHAPE_STR(j->ins[i].ndim, j->ins[i].shape));
+    /* the launches read one buffer for both: they cannot be told apart now */
+    int k = j->ins[i].same_as;
+    if (k >= 0 && in[k]->node->rbuf != in[i]->node->rbuf)
+      return tkc_err(TKC_EINVAL, "tkc_jit_run: inputs %d and %d were one buffer at the capture and are two now: make a new jit for distinct inputs", k, i);
   }
+  tkc_status fed = renew_fed_back(j, in, nin);
+  if (fed) return fed;
   for (int k = 0; k < j->nlaunches; k++) {
     jlaunch *l = &j->launches[k];
     tkc_buffer *bufs[33];
@@ -246,10 +328,14 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
     ctx->kernel_s += tkc_now_s() - t0;
     if (st) return st;
   }
-  for (int i = 0; i < nout; i++) { /* views of the kept output buffers (the next replay overwrites them) */
-    const tkc_lazy *o = j->outs[i];
-    tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, o->dtype, o->ndim, o->shape);
-    if (!n || tkc_lazy_become_buffer(n, o->rbuf, o->st)) {
+  /* views of the kept output buffers (the next replay overwrites them), or of this run's inputs */
+  for (int i = 0; i < nout; i++) {
+    const jout *o = &j->outs[i];
+    const tkc_lazy *from = o->from >= 0 ? in[o->from]->node : NULL;
+    tkc_lazy *n = tkc_lazy_new(ctx, TKC_LZ_BUFFER, o->view.dt, o->view.ndim, o->view.shape);
+    tkc_status st = n ? tkc_lazy_become_buffer(n, from ? from->rbuf : o->rb, &o->view.st) : tkc_last_status();
+    if (!st && from) memcpy(n->arg, from->arg, sizeof n->arg); /* a view carries its base's binding (tkc_lazy_become_view) */
+    if (st) {
       tkc_lazy_unref(n);
       for (int k = 0; k < i; k++) tkc_tensor_free(out[k]), out[k] = NULL;
       return tkc_last_status();
@@ -267,12 +353,17 @@ tkc_status tkc_jit_run(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor **
   if (j->ctx->capture) return tkc_err(TKC_EINVAL, "tkc_jit_run: called while a capture of this ctx is running");
   tkc_status st = check_io(j, in, nin, out, nout);
   if (st) return st;
-  if (j->state) return replay(j, in, nin, out, nout);
-  st = capture(j, in, nin, out, nout);
-  if (st) {
+  /* the inputs as given: out may be the same array (x = jit(x)), and is cleared for a failed run */
+  tkc_tensor *few[8], **ins = nin <= 8 ? few : tkc_malloc((size_t)nin * sizeof *ins);
+  if (!ins) return tkc_err(TKC_ENOMEM, "out of memory running a jit");
+  if (nin) memcpy(ins, in, (size_t)nin * sizeof *ins);
+  for (int i = 0; i < nout; i++) out[i] = NULL;
+  if (j->state) st = replay(j, ins, nin, out, nout);
+  else if ((st = capture(j, ins, nin, out, nout))) {
     for (int i = 0; i < nout; i++) tkc_tensor_free(out[i]), out[i] = NULL;
     forget(j); /* the next run captures again */
   }
+  if (ins != few) tkc_free(ins);
   return st;
 }
 
