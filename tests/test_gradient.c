@@ -1,4 +1,4 @@
-/* Gradients (src/graph/gradient.c, autograd.c): every rule and differentiable composite against
+/* Gradients (src/autograd/gradient.c, autograd.c): every rule and differentiable composite against
  * central finite differences of the same function in float64 on INTERP, on every device (float32 on
  * WEBGPU, which has no float64); max ties, casts through the half types, accumulation, zero_grad,
  * detach, a tensor used twice, a leaf off the loss's path, backward after the loss was realized,

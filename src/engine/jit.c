@@ -4,8 +4,8 @@
  * building graphs, scheduling or looking kernels up.
  *
  * Buffers are planned once, after the capture: the inputs are the run's own; the outputs and the
- * buffers the function reads but did not compute (weights) are kept; every other buffer a kernel
- * writes is an intermediate and gets a planned buffer, shared between intermediates whose lifetimes
+ * buffers the function reads but did not compute (weights) are kept, also where a kernel updates
+ * them in place (tkc_assign: optimizer state); every other buffer a kernel writes is an intermediate and gets a planned buffer, shared between intermediates whose lifetimes
  * (first write .. last read, in launch order) do not overlap.
  *
  * An output that is an input, or a view of one (a reshape, permute, shrink, ... that needs no
@@ -22,6 +22,7 @@ typedef struct jbuf {
   tkc_rbuf *rb;      /* as captured (a reference) */
   int kind, input;   /* B_*; for B_INPUT the input number */
   int first, last;   /* launches that write it first / use it last */
+  int read_first;    /* read before (or by) its first write: it holds state from before the capture */
   tkc_buffer *plan;  /* B_TEMP: the planned buffer (owned by a slot) */
 } jbuf;
 
@@ -96,6 +97,7 @@ static int buf_index(tkc_jit *j, tkc_rbuf *rb, int launch, int writes) {
   for (int i = 0; i < j->nbufs; i++)
     if (j->bufs[i].rb == rb) {
       j->bufs[i].last = launch;
+      if (!writes && (j->bufs[i].first < 0 || j->bufs[i].first == launch)) j->bufs[i].read_first = 1;
       if (writes && j->bufs[i].first < 0) j->bufs[i].first = launch;
       return i;
     }
@@ -106,7 +108,7 @@ static int buf_index(tkc_jit *j, tkc_rbuf *rb, int launch, int writes) {
     j->bufs = b, j->capbufs = cap;
   }
   rb->refs++;
-  j->bufs[j->nbufs] = (jbuf){rb, B_FIXED, -1, writes ? launch : -1, launch, NULL};
+  j->bufs[j->nbufs] = (jbuf){rb, B_FIXED, -1, writes ? launch : -1, launch, !writes, NULL};
   return j->nbufs++;
 }
 
@@ -216,7 +218,8 @@ static tkc_status classify(tkc_jit *j, tkc_lazy *const *in, tkc_tensor **out) {
       if (in[i]->rbuf == x->rb) x->kind = B_INPUT, x->input = i;
     for (int i = 0; i < j->nout; i++)
       if (out[i]->node->rbuf == x->rb && x->kind != B_INPUT) x->kind = B_OUTPUT;
-    if (x->kind == B_FIXED && x->first >= 0) x->kind = B_TEMP;
+    /* written here and holding nothing from before (not read first, not an assign's destination) */
+    if (x->kind == B_FIXED && x->first >= 0 && !x->read_first && !x->rb->in_place) x->kind = B_TEMP;
     if (x->kind == B_INPUT) tkc_rbuf_unref(x->rb), x->rb = NULL; /* replays use their own inputs */
   }
   for (int i = 0; i < j->nout; i++) {

@@ -34,6 +34,7 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   tkc_lazy_set_src(a, 0, v);
   a->target = d->target ? d->target : d->rbuf;
   a->target->refs++;
+  a->target->in_place = true;
   /* the tensor stays what it was for gradients: a leaf, its gradient kept */
   a->requires_grad = d->requires_grad, a->grad = d->grad, d->grad = NULL;
   if (a->requires_grad) a->needs_grad = 0;

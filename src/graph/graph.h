@@ -96,6 +96,7 @@ typedef enum tkc_lz_kind {
 /* A device buffer shared by the nodes that see it. */
 typedef struct tkc_rbuf {
   int refs;
+  bool in_place; /* a tkc_assign destination: state that lives across jit replays */
   tkc_buffer *buf;
 } tkc_rbuf;
 
@@ -114,7 +115,7 @@ struct tkc_lazy {
   tkc_rbuf *rbuf;             /* BUFFER */
   tkc_st *st;                 /* BUFFER: how this node sees rbuf (owned) */
   struct tkc_ctx *ctx;
-  /* gradients (graph/gradient.c) */
+  /* gradients (autograd/gradient.c) */
   tkc_lazy *recipe;           /* a computed node that became a BUFFER: how it was computed (kind, op,
                                  arg, sources), kept for the backward pass while needs_grad */
   tkc_lazy *grad;             /* requires_grad: the gradient tkc_backward accumulated (NULL: none) */

@@ -8,6 +8,7 @@ tkc_rbuf *tkc_rbuf_new(tkc_device *d, tkc_dtype dt, size_t n, bool zero) {
   tkc_rbuf *rb = tkc_malloc(sizeof *rb);
   if (!rb) return tkc_err_null(TKC_ENOMEM, "out of memory allocating a buffer");
   rb->refs = 1;
+  rb->in_place = false;
   rb->buf = zero ? tkc_buffer_new(d, dt, n) : tkc_buffer_new_uninit(d, dt, n);
   if (!rb->buf) {
     tkc_free(rb);

@@ -8,7 +8,7 @@
  * Lazy nodes are never merged (no hash-consing), so two equal leaves stay two (tinygrad#9597). */
 #include <math.h>
 #include <string.h>
-#include "graph/gradient.h"
+#include "autograd/gradient.h"
 #include "graph/tensor_internal.h"
 
 /* ---------------------------------------------------------------- building gradient nodes */

@@ -1,4 +1,4 @@
-/* src/graph/gradient.h — the backward walk over lazy nodes (gradient.c). Internal. */
+/* src/autograd/gradient.h — the backward walk over lazy nodes (gradient.c). Internal. */
 #ifndef TKC_GRADIENT_H
 #define TKC_GRADIENT_H
 

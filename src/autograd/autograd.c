@@ -1,7 +1,7 @@
 /* The gradient API on tensors (tkc.h "gradients"): requires_grad, backward, grad, gradient, detach,
  * zero_grad. The walk and the rules are gradient.c's. */
 #include <string.h>
-#include "graph/gradient.h"
+#include "autograd/gradient.h"
 #include "graph/tensor_internal.h"
 
 static bool float_dtype(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
