@@ -214,11 +214,34 @@ TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
  * Not differentiated yet (TKC_EUNSUPPORTED): movement ops of variable-size dims; a gather with a
  * computed index of a tensor that was not marked with tkc_requires_grad before it was used. */
 TKC_API tkc_status tkc_requires_grad(tkc_tensor *t, int on);
+/* 1 / 0 whether t requires a gradient, has one (tkc_grad would give it); -1 for a NULL or freed t. */
+TKC_API int tkc_requires_grad_of(const tkc_tensor *t);
+TKC_API int tkc_has_grad(const tkc_tensor *t);
 TKC_API tkc_status tkc_backward(tkc_tensor *loss);
 TKC_API tkc_tensor *tkc_grad(tkc_tensor *t);
 TKC_API tkc_status tkc_zero_grad(tkc_tensor *t);
 TKC_API tkc_status tkc_gradient(tkc_tensor *y, int n, tkc_tensor *const *wrt, tkc_tensor **grads);
 TKC_API tkc_tensor *tkc_detach(tkc_tensor *t);
+
+/* ---------------------------------------------------------------- optimizers
+ * tinygrad's nn/optim.py over parameters that require gradients (TKC_EINVAL naming the one that
+ * does not, with its shape and dtype; TKC_EDTYPE for a non-float one). tkc_optim_step updates every
+ * parameter that has a gradient (others are left as they are) and its state in place (tkc_assign),
+ * all in one schedule; tkc_optim_zero_grad drops the gradients. The learning rate (tkc_optim_set_lr)
+ * and Adam's beta powers live on the device, so a step captured in a tkc_jit replays with the
+ * current learning rate. The optimizer holds its own handles to the parameters.
+ *   SGD:   g += wd p;  b = momentum b + g;  g = nesterov ? g + momentum b : b;  p -= lr g
+ *          (momentum 0: no buffer)
+ *   Adam:  g += wd p (decoupled = 0);  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;
+ *          p -= lr (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + wd p (decoupled = 1: AdamW)) */
+typedef struct tkc_optim tkc_optim;
+TKC_API tkc_optim *tkc_sgd_new(tkc_ctx *ctx, int n, tkc_tensor *const *params, double lr, double momentum, double weight_decay, int nesterov);
+TKC_API tkc_optim *tkc_adam_new(tkc_ctx *ctx, int n, tkc_tensor *const *params, double lr, double beta1, double beta2, double eps,
+                                double weight_decay, int decoupled);
+TKC_API tkc_status tkc_optim_step(tkc_optim *o);
+TKC_API tkc_status tkc_optim_zero_grad(tkc_optim *o);
+TKC_API tkc_status tkc_optim_set_lr(tkc_optim *o, double lr);
+TKC_API void tkc_optim_free(tkc_optim *o);
 
 /* ---------------------------------------------------------------- capture and replay
  * A jit runs fn (which builds and realizes outputs from inputs) once as usual, recording every

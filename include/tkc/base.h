@@ -56,6 +56,9 @@ typedef enum tkc_dtype {
   TKC_NDTYPES
 } tkc_dtype;
 
+/* "float32"; NULL when out of range (also in tkc/uop.h). */
+TKC_API const char *tkc_dtype_name(tkc_dtype dt);
+
 /* The message of the last failure on this thread ("" when none). The string stays valid until
  * the next failing tkc call on the same thread. */
 TKC_API const char *tkc_last_error(void);

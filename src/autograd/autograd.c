@@ -69,6 +69,10 @@ tkc_status tkc_backward(tkc_tensor *loss) {
   return TKC_OK;
 }
 
+int tkc_requires_grad_of(const tkc_tensor *t) { return tkc_check(t) ? -1 : t->node->requires_grad; }
+
+int tkc_has_grad(const tkc_tensor *t) { return tkc_check(t) ? -1 : t->node->grad != NULL; }
+
 tkc_tensor *tkc_grad(tkc_tensor *t) {
   if (tkc_check(t)) return NULL;
   tkc_lazy *n = t->node;

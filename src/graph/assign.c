@@ -1,6 +1,6 @@
 /* In-place updates (tkc_assign) and realizing several tensors in one schedule (tkc_realize_all).
  *
- * tkc_assign(dst, value) makes dst's handle a lazy node that, when realized, is computed by a kernel
+ * tkc_assign(dst, value) makes dst's handles (every handle of that tensor) a lazy node that, when realized, is computed by a kernel
  * writing dst's own buffer (node->target): other views of that buffer see the new values, and a jit
  * replays the write into the same buffer. The scheduler keeps it safe: a kernel that reads the
  * buffer it writes other than element for element first computes the value elsewhere, and kernels
@@ -38,8 +38,14 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   /* the tensor stays what it was for gradients: a leaf, its gradient kept */
   a->requires_grad = d->requires_grad, a->grad = d->grad, d->grad = NULL;
   if (a->requires_grad) a->needs_grad = 0;
-  dst->node = a;
-  tkc_lazy_unref(d);
+  /* every handle to the tensor is the tensor: they all see the assign (an optimizer's, the caller's) */
+  for (tkc_tensor *h = dst->ctx->live; h; h = h->next)
+    if (h->node == d) {
+      tkc_lazy_ref(a);
+      h->node = a;
+      tkc_lazy_unref(d);
+    }
+  tkc_lazy_unref(a); /* (the handles hold it) */
   return TKC_OK;
 }
 
