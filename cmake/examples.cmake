@@ -10,6 +10,8 @@
 #   charlm_example   examples/charlm.c: a char-level transformer LM, 24 greedy steps checked against C
 #   kv_attention_example   examples/kv_attention.c: attention over a growing KV cache, 256 steps of one
 #                    captured step, each checked against C
+#   train_digits_{mlp,cnn}_{cpu,llvm}   examples/train_digits.c: an MLP and a CNN trained on scikit-learn's
+#                    8x8 digits, >= 95% held-out accuracy required (skipped when scikit-learn is missing)
 
 include(${CMAKE_CURRENT_LIST_DIR}/python.cmake)
 include(${CMAKE_CURRENT_LIST_DIR}/cpp.cmake)
@@ -28,3 +30,25 @@ set_tests_properties(charlm_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACH
 # all 256 positions on the default device, the step captured once and replayed, each checked against C
 add_test(NAME kv_attention_example COMMAND kv_attention 256)
 set_tests_properties(kv_attention_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR}")
+
+# ---------------------------------------------------------------- training (examples/train_digits.c)
+# scikit-learn ships the digits data (sklearn/datasets/data/digits.csv.gz); scripts/install-deps.sh installs it
+find_package(Python3 COMPONENTS Interpreter QUIET)
+set(TKC_DIGITS_CSV "")
+if(Python3_Interpreter_FOUND)
+  execute_process(COMMAND ${Python3_EXECUTABLE} -c
+                          "import os, sklearn.datasets as d; print(os.path.join(os.path.dirname(d.__file__), 'data', 'digits.csv.gz'))"
+                  OUTPUT_VARIABLE TKC_DIGITS_CSV OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET)
+endif()
+foreach(model mlp cnn)
+  foreach(dev CPU LLVM)
+    string(TOLOWER ${dev} ldev)
+    if(TKC_DIGITS_CSV AND EXISTS "${TKC_DIGITS_CSV}")
+      add_test(NAME train_digits_${model}_${ldev} COMMAND train_digits ${TKC_DIGITS_CSV} ${model} ${dev} 0 0.95)
+    else()
+      add_test(NAME train_digits_${model}_${ldev} COMMAND ${CMAKE_COMMAND} -E echo "skipped: scikit-learn (its digits.csv.gz) is not installed")
+      set_tests_properties(train_digits_${model}_${ldev} PROPERTIES SKIP_REGULAR_EXPRESSION "skipped:")
+    endif()
+    set_tests_properties(train_digits_${model}_${ldev} PROPERTIES TIMEOUT 600 ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR}")
+  endforeach()
+endforeach()

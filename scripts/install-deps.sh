@@ -25,6 +25,7 @@ PACKAGES=(
   pkg-config
   libcmocka-dev
   libffi-dev
+  zlib1g-dev             # examples/train_digits.c reads the gzip-compressed digits data
   python3
   llvm-16-dev
   python3-pip            # for the PyPI wgpu package below (and numpy/pytest when python3 lacks them)
@@ -81,14 +82,14 @@ install_wgpu() {
     die "pip install $WGPU_PIP failed (no network?); set TKC_NO_DEPS=1 to build without the WEBGPU device"
 }
 
-# numpy (needed by the Python package, bindings/python) and pytest (its tests, ctest python_package),
-# with pip unless python3 imports both already.
+# numpy (needed by the Python package, bindings/python), pytest (its tests, ctest python_package) and
+# scikit-learn (the digits data examples/train_digits.c learns), with pip unless python3 imports them.
 install_py_test_deps() {
-  python3 -c 'import pytest, numpy' >/dev/null 2>&1 && return 0
-  say "installing numpy and pytest (pip; for bindings/python and its tests)"
-  python3 -m pip install --quiet --disable-pip-version-check numpy pytest >/dev/null 2>&1 ||
-    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy pytest >/dev/null ||
-    die "pip install numpy pytest failed (no network?); set TKC_NO_DEPS=1 to skip it"
+  python3 -c 'import pytest, numpy, sklearn' >/dev/null 2>&1 && return 0
+  say "installing numpy, pytest and scikit-learn (pip; for bindings/python, its tests and the training example)"
+  python3 -m pip install --quiet --disable-pip-version-check numpy pytest scikit-learn >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages numpy pytest scikit-learn >/dev/null ||
+    die "pip install numpy pytest scikit-learn failed (no network?); set TKC_NO_DEPS=1 to skip it"
 }
 
 # --- Debian/Ubuntu ------------------------------------------------------------------------
