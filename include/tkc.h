@@ -252,11 +252,15 @@ TKC_API void tkc_optim_free(tkc_optim *o);
  *
  * fn gets the inputs and fills out[0..nout-1] (tensors it made); tkc_jit_run realizes them. A
  * replay returns new handles in out (free them as any tensor) that view the jit's own output
- * buffers: the next replay overwrites their values (copy them out, or tkc_contiguous, to keep them).
- * Inputs must have the dtype, shape (variable dims included) and layout they had at the capture
- * (TKC_EINVAL naming the input otherwise: make another jit for that shape); they are realized first.
- * What fn does besides launching kernels (host copies, reading values, branching on them) is not
- * replayed. A failed capture leaves the jit empty: the next run captures again. Free jits before
+ * buffers: the next replay overwrites their values (copy them out, or tkc_contiguous, to keep them);
+ * except an output that is an input or a view of one, which views that run's input. An output
+ * passed back as an input (x = jit(x); out may be the in array) keeps its values: the jit writes a
+ * new buffer. Inputs must have the dtype, shape (variable dims included) and layout they had at the
+ * capture (TKC_EINVAL naming the input otherwise: make another jit for that shape), and inputs that
+ * were one tensor at the capture must be one at every replay; they are realized first. fn must not
+ * free its inputs (TKC_EINVAL). Buffers updated in place (tkc_assign: parameters, optimizer state)
+ * keep their updates across replays, so a captured train step trains. What fn does besides
+ * launching kernels (host copies, reading values, branching on them) is not replayed. A failed capture leaves the jit empty: the next run captures again. Free jits before
  * their ctx. tkc_jit_kernels / tkc_jit_buffers: the launches and planned intermediate buffers of the
  * capture (0 before it). */
 typedef struct tkc_jit tkc_jit;

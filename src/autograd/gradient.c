@@ -166,6 +166,11 @@ static tkc_lazy *window_grad(gctx *c, tkc_lazy *g, const tkc_lazy *x, int64_t kh
   int nd = x->ndim, lead = nd - 2;
   int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], OH = g->shape[lead], OW = g->shape[lead + 1];
   if (kh * kw > 4096) return tkc_err_null(TKC_EUNSUPPORTED, "gradient: windows of more than 4096 elements (%lldx%lld)", (long long)kh, (long long)kw);
+  if (kh * kw > 1) { /* every term reads g: computed once into a buffer, not once per term */
+    tkc_lazy *gc = tkc_lazy_new(g->ctx, TKC_LZ_CONTIGUOUS, g->dtype, g->ndim, g->shape);
+    if (gc) tkc_lazy_set_src(gc, 0, g);
+    if (!(g = keep(c, gc))) return NULL;
+  }
   tkc_lazy **terms = tkc_calloc((size_t)(kh * kw), sizeof *terms);
   if (!terms) return c->failed = 1, tkc_err_null(TKC_ENOMEM, "out of memory building gradients");
   int64_t sh[TKC_MAX_DIMS + 2], arg[2 * (TKC_MAX_DIMS + 2)];
