@@ -417,6 +417,13 @@ static void test_jit_redraws(void **state) {
       tkc_tensor_free(out);
       for (int q = 0; q < r; q++) assert_true(memcmp(a[r], a[q], sizeof a[r]) != 0);
     }
+    assert_int_equal(tkc_manual_seed(fresh, 0), TKC_OK); /* a captured jit continues from a new seed */
+    tkc_tensor *again = NULL;
+    assert_int_equal(tkc_jit_run(j, &fx, 1, &again, 1), TKC_OK);
+    float first[JN];
+    read_f32(again, first, JN);
+    assert_memory_equal(first, a[0], sizeof first);
+    tkc_tensor_free(again);
     tkc_jit_free(j);
     tkc_ctx_free(fresh);
     jit_runs(ctx, dropout_fn, x, 0, b); /* the default seed is 0 */
