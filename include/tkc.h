@@ -74,6 +74,27 @@ TKC_API tkc_tensor *tkc_scalar(tkc_ctx *ctx, tkc_dtype dt, double value);
 TKC_API tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double stop, double step);
 /* Uniform [0, 1) of a float dtype from a counter-based generator: the same seed gives the same values. */
 TKC_API tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed);
+/* The ctx's random generator, on the device: tkc_randn, tkc_rand_uniform, tkc_kaiming_uniform,
+ * tkc_glorot_uniform and tkc_dropout draw from it, and each draw advances it, so two calls give
+ * different values. Its state (a key from the seed and a draw counter) is a small buffer of the ctx:
+ * the values are computed by a kernel that reads it (Threefry-2x32-20, counter-based), and a second
+ * kernel advances the counter; a draw realizes both at once and returns realized values. So under
+ * tkc_jit replay every replay draws new values (dropout masks differ), as tinygrad's device-side
+ * counter. A fresh ctx is seeded with 0, so runs are reproducible. tkc_manual_seed(ctx, seed) resets
+ * the key and the counter (also for jits that captured draws: they continue from the new seed).
+ * Draws make float dtypes only (TKC_EDTYPE otherwise; float64 not on WEBGPU) of fixed shapes (a
+ * variable dim is TKC_EUNSUPPORTED, a negative one or 2^31 or more elements TKC_ESHAPE); the same
+ * seed gives the same uniform values on every device, and normal values up to the devices' cos/log.
+ * An empty shape draws nothing. TKC_EINVAL for a NULL ctx. */
+TKC_API tkc_status tkc_manual_seed(tkc_ctx *ctx, uint64_t seed);
+/* Standard normal values (Box-Muller from two uniforms: cos(2 pi u1) sqrt(-2 log(1 - u2)), as
+ * tinygrad's Tensor.randn), computed in float32 (float64 for float64) and rounded to dt. */
+TKC_API tkc_tensor *tkc_randn(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape);
+/* Uniform values in [lo, hi): (hi - lo) * u + lo as tinygrad's Tensor.uniform, u = k / 2^m for a
+ * random m-bit k, m the precision of dt (24 for float32, 53 for float64, 11 for float16, 8 for
+ * bfloat16), computed in float32 (float64 for float64). The rounding of that sum may give hi itself
+ * when lo and hi are far apart in magnitude. lo <= hi, both finite (TKC_EINVAL otherwise). */
+TKC_API tkc_tensor *tkc_rand_uniform(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double lo, double hi);
 /* Releases one tensor handle (the data lives on while other tensors use it). NULL is a no-op. */
 TKC_API void tkc_tensor_free(tkc_tensor *t);
 /* A second handle to the same tensor (both are freed, each once): for wrappers that own handles

@@ -103,6 +103,25 @@ TKC_API tkc_tensor *tkc_nll_loss(tkc_tensor *log_probs, tkc_tensor *target, int 
 /* tkc_nll_loss(tkc_log_softmax(logits, 1), target, reduction): logits (N, C) of a float dtype. */
 TKC_API tkc_tensor *tkc_cross_entropy(tkc_tensor *logits, tkc_tensor *target, int reduction);
 
+/* ---------------------------------------------------------------- initialization and dropout
+ * These draw from the ctx's random generator (tkc_manual_seed in tkc.h: each call advances it,
+ * values are realized when returned, and jit replays draw new ones). */
+
+/* Uniform in [-bound, bound), as tinygrad's Tensor.kaiming_uniform (torch's with a leaky_relu gain):
+ * bound = sqrt(3) * sqrt(2 / (1 + a^2)) / sqrt(fan_in), fan_in = prod(shape[1:]) (1 for 1 dim): a
+ * Linear weight is (out, in), a conv weight (O, I, KH, KW). Errors as tkc_rand_uniform; also
+ * TKC_ESHAPE for 0 dims and TKC_EINVAL for fan_in 0 or a non-finite a. */
+TKC_API tkc_tensor *tkc_kaiming_uniform(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, double a);
+/* Uniform in [-bound, bound), as tinygrad's Tensor.glorot_uniform: bound = sqrt(6 / (shape[0] +
+ * prod(shape[1:]))). Errors as tkc_kaiming_uniform (TKC_EINVAL when that sum is 0). */
+TKC_API tkc_tensor *tkc_glorot_uniform(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape);
+/* training 0 (or p 0): x itself (a new handle). training nonzero: each element is zeroed with
+ * probability p (where a float32 uniform draw < p, as tinygrad's Tensor.dropout) and the others are
+ * multiplied by 1 / (1 - p) (that factor rounded to x's dtype); the mask is drawn from the ctx's
+ * generator and realized (a bool tensor of x's shape), the result is lazy. x of a float dtype
+ * (TKC_EDTYPE), p in [0, 1) (TKC_EINVAL), x of fixed shape (TKC_EUNSUPPORTED for a variable dim). */
+TKC_API tkc_tensor *tkc_dropout(tkc_tensor *x, double p, int training);
+
 #ifdef __cplusplus
 }
 #endif

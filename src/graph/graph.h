@@ -32,6 +32,7 @@ struct tkc_ctx {
   int beam;                   /* tkc_ctx_set_beam: -1 = $TKC_BEAM */
   tkc_progress_fn progress;   /* tkc_ctx_set_progress */
   void *progress_user;
+  struct tkc_tensor *rng;      /* the random generator's state on the device (random.c); NULL until first used */
 };
 
 /* A freed handle stays dead (so that using it is caught, not a silent use of some newer tensor) until
