@@ -77,14 +77,11 @@ static unsigned rng = 12345u;
 static float uniform(void) { return (rng = rng * 1664525u + 1013904223u, (float)(rng >> 8) / 16777216.0f); }
 
 /* uniform in +-1/sqrt(fan_in), as torch's default Linear/Conv init */
+/* uniform in +-1/sqrt(fan_in) (torch's default Linear/Conv init), from the ctx's generator */
 static tkc_tensor *param(tkc_ctx *ctx, int ndim, const int64_t *shape, int fan_in) {
-  int64_t n = 1;
-  for (int i = 0; i < ndim; i++) n *= shape[i];
-  float *v = malloc((size_t)n * sizeof *v), bound = 1.0f / sqrtf((float)fan_in);
-  for (int64_t i = 0; i < n; i++) v[i] = (2 * uniform() - 1) * bound;
-  tkc_tensor *t = tkc_tensor_new(ctx, TKC_FLOAT32, ndim, shape, v);
-  free(v);
-  CHECK(t && !tkc_requires_grad(t, 1));
+  double bound = 1.0 / sqrt((double)fan_in);
+  tkc_tensor *t = tkc_rand_uniform(ctx, TKC_FLOAT32, ndim, shape, -bound, bound);
+  if (t && tkc_requires_grad(t, 1)) t = NULL;
   return t;
 }
 
