@@ -652,7 +652,8 @@ void test_gradients(const char *device) {
   for (int k = 0; k < 3; k++)
     for (int j = 0; j < 2; j++) h[j] += xv[static_cast<size_t>(k)] * wv[static_cast<size_t>(k * 2 + j)];
   for (int k = 0; k < 3; k++)
-    for (int j = 0; j < 2; j++) want[static_cast<size_t>(k * 2 + j)] = static_cast<float>(xv[static_cast<size_t>(k)] * (1 - std::tanh(h[j]) * std::tanh(h[j])));
+    for (int j = 0; j < 2; j++)
+      want[static_cast<size_t>(k * 2 + j)] = static_cast<float>(xv[static_cast<size_t>(k)] * (1 - std::tanh(h[j]) * std::tanh(h[j])));
   CHECK(all_near(w.grad().to_vector<float>(), want, 1e-4));
   CHECK(!x.grad().defined());  // x does not require a gradient
   loss.backward();  // accumulates
@@ -754,7 +755,8 @@ void test_optimizers(const char *device) {
           double g = grads[s][i] + (decoupled ? 0 : wd * want[i]);
           m[i] = b1 * m[i] + (1 - b1) * g, v[i] = b2 * v[i] + (1 - b2) * g * g;
           const double t = static_cast<double>(s + 1);
-          want[i] -= lrs[s] * (m[i] / (1 - std::pow(b1, t)) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps) + (decoupled ? wd * want[i] : 0));
+          const double update = m[i] / (1 - std::pow(b1, t)) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
+          want[i] -= lrs[s] * (update + (decoupled ? wd * want[i] : 0));
         }
       CHECK(all_near(p.to_vector<float>(), want, 1e-5));
     }

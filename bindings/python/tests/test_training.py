@@ -33,7 +33,8 @@ W34 = RNG.standard_normal((3, 4)).astype(np.float32).astype(np.float64)  # a fix
 OPS = {
     "matmul": (lambda x, c: x @ c.tensor(W34.astype(np.float32)), lambda x: x @ W34),
     "relu_matmul": (lambda x, c: (x @ c.tensor(W34.astype(np.float32))).relu(), lambda x: np.maximum(x @ W34, 0)),
-    "exp_log": (lambda x, c: ((x * x + 1).log() * x.exp()).sum(1, keepdim=True), lambda x: (np.log(x * x + 1) * np.exp(x)).sum(1, keepdims=True)),
+    "exp_log": (lambda x, c: ((x * x + 1).log() * x.exp()).sum(1, keepdim=True),
+                lambda x: (np.log(x * x + 1) * np.exp(x)).sum(1, keepdims=True)),
     "tanh_sigmoid": (lambda x, c: (x.tanh() + x.sigmoid() * x).mean(1, keepdim=True),
                      lambda x: (np.tanh(x) + x / (1 + np.exp(-x))).mean(1, keepdims=True)),
     "div_sqrt": (lambda x, c: (x / (x * x + 2).sqrt()).sum(0, keepdim=True).reshape(3, 1).permute(1, 0),

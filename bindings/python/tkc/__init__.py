@@ -31,7 +31,8 @@ from .autograd import gradient, realize_all
 __version__ = _clib.tkc_version().decode()
 library_path = _clib.path
 
+# the op functions (tkc.exp, tkc.max ...) are left out of __all__: some share builtins' names
 __all__ = ["Context", "Tensor", "DType", "TkcError", "TkcShapeError", "TkcDTypeError", "KernelStats", "ProgressInfo", "DEVICES",
            "Jit", "gradient", "realize_all", "optim", "default_context", "device_available", "devices", "from_dlpack",
            "from_numpy", "tensor", "cat", "stack", "dtypes", "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-           "int64", "uint64", "float16", "bfloat16", "float32", "float64"]  # the op functions (tkc.exp, tkc.max ...) are left out: some share builtins' names
+           "int64", "uint64", "float16", "bfloat16", "float32", "float64"]
