@@ -1,6 +1,8 @@
 # cmake/python.cmake — the Python package's tests (included from cmake/examples.cmake).
 #
 #   python_example   examples/python/quickstart.py (it imports bindings/python/tkc) with TKC_LIB = the built libtkc.so
+#   python_train_digits  examples/python/train_digits.py: an MLP trained on scikit-learn's digits, >= 95% held-out
+#                    accuracy required (skipped when scikit-learn is missing)
 #   python_package   python3 -m pytest -q bindings/python/tests, the same library, PYTHONPATH = bindings/python
 #
 # The package needs numpy, its tests pytest (scripts/install-deps.sh installs both): without python3 + numpy neither
@@ -44,6 +46,10 @@ if(_tkc_py_ok)
            COMMAND ${CMAKE_COMMAND} -E env ${_tkc_py_env}
                    ${TKC_PYTHON3} ${PROJECT_SOURCE_DIR}/examples/python/quickstart.py)
   set_tests_properties(python_example PROPERTIES TIMEOUT 300)
+  add_test(NAME python_train_digits
+           COMMAND ${CMAKE_COMMAND} -E env ${_tkc_py_env}
+                   ${TKC_PYTHON3} ${PROJECT_SOURCE_DIR}/examples/python/train_digits.py --device CPU --min-accuracy 0.95)
+  set_tests_properties(python_train_digits PROPERTIES TIMEOUT 600 SKIP_REGULAR_EXPRESSION "skipped:")
   if(_tkc_pytest_rc EQUAL 0)
     add_test(NAME python_package
              COMMAND ${CMAKE_COMMAND} -E env ${_tkc_py_env} PYTHONPATH=${PROJECT_SOURCE_DIR}/bindings/python

@@ -22,9 +22,9 @@
 //    destroyed: there is no "the Context must outlive its tensors" rule to follow.
 //  - tkc::Tensor is a reference-counted handle (like a shared_ptr): copying a Tensor shares the one
 //    tkc_tensor handle, and the last copy to go calls tkc_tensor_free. Tensors are immutable lazy
-//    values (only copy_in changes data, and it is seen by every graph that reads that buffer, as in
-//    C), so sharing is the natural semantics; `a += b` rebinds a to a new tensor and leaves other
-//    copies of a alone. A moved-from or default-constructed Tensor is empty: defined() is false and
+//    values (only copy_in and assign change data, and that is seen by every graph that reads that
+//    buffer, as in C), so sharing is the natural semantics; `a += b` rebinds a to a new tensor and
+//    leaves other copies of a alone. A moved-from or default-constructed Tensor is empty: defined() is false and
 //    every operation on it throws tkc::Error(TKC_EINVAL).
 //  - Every op returns a new Tensor, and the temporaries of an expression free their handles at the
 //    end of the full expression, so the C API's scopes (tkc_scope_begin / tkc_scope_end / tkc_keep)
@@ -46,6 +46,13 @@
 // not int_tensor * 0). Scalars pass through double, as the C API takes them (int64 values beyond
 // 2^53 round). There is no operator for matrix products (C++ has no @ and * stays elementwise):
 // use a.matmul(b) or tkc::matmul(a, b).
+//
+// Training (tkc.h "gradients", "optimizers"): w.requires_grad(true); loss.backward(); w.grad() (an
+// empty Tensor, defined() false, when w has no gradient: grad() never throws for that);
+// w.zero_grad(); x.detach(); w.assign(value) (in place); tkc::gradient(y, {x1, x2}) (functional);
+// tkc::realize_all(a, b, ...) (one schedule); tkc::SGD / tkc::Adam / tkc::AdamW (move-only RAII
+// owners of a tkc_optim, keeping their ctx alive) with step(), zero_grad(), set_lr(). A lazy loss
+// realized after step() reads the updated parameters: realize it before (loss.realize().backward()).
 //
 // Naming: methods have the C names without the tkc_ prefix; bitwise and / or / xor (C++ keywords)
 // are bitwise_and / bitwise_or / bitwise_xor; tkc_scaled_dot_product_attention is the method
@@ -95,6 +102,7 @@ class Error : public std::runtime_error {
 class Tensor;
 class Context;
 class Jit;
+class Optimizer;
 
 namespace detail {
 
@@ -589,6 +597,47 @@ class Tensor {
     return wrap(tkc_cross_entropy(raw(), target.raw(), reduction), "tkc_cross_entropy");
   }
 
+  // ------------------------------------------------------------ gradients and in-place updates
+  // Marks this (float) tensor as a leaf whose gradient backward() accumulates; set it before building
+  // graphs from it. Returns *this.
+  const Tensor &requires_grad(bool on) const {
+    detail::check(tkc_requires_grad(raw(), on ? 1 : 0), "tkc_requires_grad");
+    return *this;
+  }
+  bool requires_grad() const { return flag(tkc_requires_grad_of(raw()), "tkc_requires_grad_of"); }
+  // Whether grad() would give a gradient.
+  bool has_grad() const { return flag(tkc_has_grad(raw()), "tkc_has_grad"); }
+  // Adds d this / d leaf into every requires-grad leaf this (one-element) tensor depends on.
+  const Tensor &backward() const {
+    detail::check(tkc_backward(raw()), "tkc_backward");
+    return *this;
+  }
+  // The accumulated gradient (lazy), or an empty Tensor (defined() false) when there is none: the
+  // tensor does not require one, no backward() since zero_grad(), or the loss does not depend on it.
+  Tensor grad() const {
+    if (!has_grad()) return Tensor();
+    return wrap(tkc_grad(raw()), "tkc_grad");
+  }
+  // Drops the accumulated gradient. Returns *this.
+  const Tensor &zero_grad() const {
+    detail::check(tkc_zero_grad(raw()), "tkc_zero_grad");
+    return *this;
+  }
+  // The same values, through which no gradient flows.
+  Tensor detach() const { return un(tkc_detach, "tkc_detach"); }
+  // In place: this tensor's buffer receives value (its shape and dtype) at its next realize; value may
+  // read this tensor (w.assign(w - g * lr) reads the old values). Every copy of this Tensor sees it.
+  // This tensor must own its whole buffer (made from data, or realized). Returns *this.
+  const Tensor &assign(const Tensor &value) const {
+    detail::check(tkc_assign(raw(), value.raw()), "tkc_assign");
+    return *this;
+  }
+  // Every element set to s (converted to this tensor's dtype).
+  template <class S, detail::if_scalar<S> = 0>
+  const Tensor &assign(S s) const {
+    return assign(wrap(tkc_scalar(h()->ctx->ctx, dtype(), static_cast<double>(s)), "tkc_scalar").expand(shape()));
+  }
+
   // compound assignment rebinds this handle (other copies keep the old tensor)
   Tensor &operator+=(const Tensor &b) { return *this = add(b); }
   Tensor &operator-=(const Tensor &b) { return *this = sub(b); }
@@ -604,6 +653,8 @@ class Tensor {
   friend class Jit;
   friend Tensor cat(const std::vector<Tensor> &ts, int axis);
   friend Tensor stack(const std::vector<Tensor> &ts, int axis);
+  friend std::vector<Tensor> gradient(const Tensor &y, const std::vector<Tensor> &wrt);
+  friend class Optimizer;
 
   Tensor(std::shared_ptr<detail::CtxState> ctx, tkc_tensor *t) : h_(std::make_shared<detail::Handle>(std::move(ctx), t)) {}
 
@@ -650,6 +701,11 @@ class Tensor {
     return h_.get();
   }
   tkc_tensor *raw() const { return h()->t; }
+  // a C 1 / 0 flag; -1 (NULL or freed) throws the C error
+  static bool flag(int v, const char *fn) {
+    if (v < 0) detail::throw_error(TKC_OK, fn);
+    return v != 0;
+  }
   static tkc_tensor *opt(const Tensor &t) noexcept { return t.get(); }  // {} = NULL
   Tensor un(tkc_tensor *(*f)(tkc_tensor *), const char *fn) const { return wrap(f(raw()), fn); }
   Tensor bin(tkc_tensor *(*f)(tkc_tensor *, tkc_tensor *), const Tensor &b, const char *fn) const { return wrap(f(raw(), b.raw()), fn); }
@@ -964,6 +1020,113 @@ inline Tensor stack(const std::vector<Tensor> &ts, int axis = 0) {
   if (r.empty()) detail::fail(TKC_EINVAL, "tkc_stack: no tensors");
   return ts[0].wrap(tkc_stack(static_cast<int>(r.size()), r.data(), axis), "tkc_stack");
 }
+
+// ---------------------------------------------------------------- gradients, realizing several tensors
+
+// d y / d wrt[i] as new lazy tensors (zeros for a tensor y does not depend on), accumulating nothing
+// into grad(); y unrealized or built from requires-grad leaves. {} gives {}.
+inline std::vector<Tensor> gradient(const Tensor &y, const std::vector<Tensor> &wrt) {
+  std::vector<tkc_tensor *> r = detail::raw_list(wrt, "tkc_gradient");
+  if (r.empty()) return {};
+  std::vector<tkc_tensor *> out(r.size(), nullptr);
+  detail::check(tkc_gradient(y.raw(), static_cast<int>(r.size()), r.data(), out.data()), "tkc_gradient");
+  return y.wrap_all(out, out.size(), "tkc_gradient");
+}
+
+// Computes the tensors in one schedule: what they share (a gradient read by several updates) is
+// computed once. tkc::realize_all({a, b}) or tkc::realize_all(a, b).
+inline void realize_all(const std::vector<Tensor> &ts) {
+  std::vector<tkc_tensor *> r = detail::raw_list(ts, "tkc_realize_all");
+  if (!r.empty()) detail::check(tkc_realize_all(static_cast<int>(r.size()), r.data()), "tkc_realize_all");
+}
+template <class... Ts, std::enable_if_t<(sizeof...(Ts) > 0) && (std::is_same<std::decay_t<Ts>, Tensor>::value && ...), int> = 0>
+void realize_all(const Ts &...ts) {
+  realize_all(std::vector<Tensor>{ts...});
+}
+
+// ---------------------------------------------------------------- optimizers (tkc_optim)
+// tinygrad's nn/optim.py over parameters that require gradients (see tkc.h for the update rules).
+// step() updates every parameter that has a gradient, and the state, in place, in one schedule; in a
+// tkc::Jit it is captured with the rest of the train step, and set_lr() is seen by later replays (the
+// learning rate lives on the device). Move-only; the optimizer holds its own handles to the
+// parameters and keeps their ctx alive. A moved-from optimizer throws TKC_EINVAL when used.
+class Optimizer {
+ public:
+  Optimizer(const Optimizer &) = delete;
+  Optimizer &operator=(const Optimizer &) = delete;
+  Optimizer(Optimizer &&o) noexcept : ctx_(std::move(o.ctx_)), o_(std::exchange(o.o_, nullptr)), lr_(o.lr_) {}
+  Optimizer &operator=(Optimizer &&o) noexcept {
+    if (this != &o) {
+      tkc_optim_free(o_);
+      ctx_ = std::move(o.ctx_), o_ = std::exchange(o.o_, nullptr), lr_ = o.lr_;
+    }
+    return *this;
+  }
+  ~Optimizer() { tkc_optim_free(o_); }  // before ctx_ lets the ctx go
+
+  bool defined() const noexcept { return o_ != nullptr; }
+  tkc_optim *get() const noexcept { return o_; }
+  void step() const { detail::check(tkc_optim_step(raw()), "tkc_optim_step"); }
+  void zero_grad() const { detail::check(tkc_optim_zero_grad(raw()), "tkc_optim_zero_grad"); }
+  void set_lr(double lr) {
+    detail::check(tkc_optim_set_lr(raw(), lr), "tkc_optim_set_lr");
+    lr_ = lr;
+  }
+  double lr() const noexcept { return lr_; }
+
+ protected:
+  // make(ctx, n, params) is tkc_sgd_new / tkc_adam_new with the other arguments bound
+  template <class Make>
+  Optimizer(const std::vector<Tensor> &params, double lr, const char *fn, Make make) : lr_(lr) {
+    std::vector<tkc_tensor *> r = detail::raw_list(params, fn);
+    if (r.empty()) detail::fail(TKC_EINVAL, std::string(fn) + ": needs at least one parameter");
+    for (const Tensor &p : params)
+      if (p.ctx() != params[0].ctx()) detail::fail(TKC_EINVAL, std::string(fn) + ": the parameters belong to different contexts");
+    ctx_ = params[0].h()->ctx;
+    o_ = make(ctx_->ctx, static_cast<int>(r.size()), r.data());
+    if (!o_) detail::throw_error(TKC_OK, fn);
+  }
+
+ private:
+  tkc_optim *raw() const {
+    if (!o_) detail::fail(TKC_EINVAL, "tkc::Optimizer: use of a moved-from optimizer");
+    return o_;
+  }
+  std::shared_ptr<detail::CtxState> ctx_;
+  tkc_optim *o_ = nullptr;
+  double lr_;
+};
+
+// g += weight_decay p;  b = momentum b + g;  g = nesterov ? g + momentum b : b;  p -= lr g
+class SGD : public Optimizer {
+ public:
+  SGD(const std::vector<Tensor> &params, double lr, double momentum = 0.0, double weight_decay = 0.0, bool nesterov = false)
+      : Optimizer(params, lr, "tkc_sgd_new", [&](tkc_ctx *c, int n, tkc_tensor *const *ps) {
+          return tkc_sgd_new(c, n, ps, lr, momentum, weight_decay, nesterov ? 1 : 0);
+        }) {}
+};
+
+// g += weight_decay p;  m = b1 m + (1-b1) g;  v = b2 v + (1-b2) g^2;  p -= lr m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps)
+class Adam : public Optimizer {
+ public:
+  explicit Adam(const std::vector<Tensor> &params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+                double weight_decay = 0.0)
+      : Adam(params, lr, beta1, beta2, eps, weight_decay, false) {}
+
+ protected:
+  Adam(const std::vector<Tensor> &params, double lr, double beta1, double beta2, double eps, double weight_decay, bool decoupled)
+      : Optimizer(params, lr, "tkc_adam_new", [&](tkc_ctx *c, int n, tkc_tensor *const *ps) {
+          return tkc_adam_new(c, n, ps, lr, beta1, beta2, eps, weight_decay, decoupled ? 1 : 0);
+        }) {}
+};
+
+// Adam with decoupled weight decay: p -= lr (m / (1-b1^t) / (sqrt(v / (1-b2^t)) + eps) + weight_decay p)
+class AdamW : public Adam {
+ public:
+  explicit AdamW(const std::vector<Tensor> &params, double lr = 1e-3, double beta1 = 0.9, double beta2 = 0.999, double eps = 1e-8,
+                 double weight_decay = 0.01)
+      : Adam(params, lr, beta1, beta2, eps, weight_decay, true) {}
+};
 
 // ---------------------------------------------------------------- operators
 

@@ -1,7 +1,9 @@
 // test_tkc_hpp.cpp — tests of the C++ wrapper include/tkc.hpp: ownership (RAII, copies, moves, tensors
 // outliving their Context object), exceptions with the C API's status, operators and ops against
-// plain loops, dtype checks of to_vector / item, and a few ops on every host device (CPU, LLVM,
-// INTERP; the ones that cannot run here are skipped with the reason).
+// plain loops, dtype checks of to_vector / item, training (gradients against closed forms, assign,
+// realize_all, SGD / Adam / AdamW against host implementations of tkc.h's formulas, a train step
+// captured by tkc::Jit), and a few ops on every host device (CPU, LLVM, INTERP; the ones that cannot
+// run here are skipped with the reason).
 //
 // A plain program (no cmocka): CHECK counts failures and main returns nonzero when there was one.
 // The full suite runs on INTERP (the reference device: no compiler needed) or, without it, on the
@@ -10,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -632,6 +635,203 @@ void test_vars_and_jit(const char *device) {
   CHECK_THROWS(wrong({x}), TKC_EINVAL);  // two results, nout is 1
 }
 
+// gradients: closed forms, accumulation, zero_grad, detach, the functional gradient, assign, realize_all
+void test_gradients(const char *device) {
+  tkc::Context ctx(device);
+  const F xv{1, -2, 3}, wv{0.5f, 1, -1, 2, 0.25f, -0.5f};  // x (3,), w (3, 2)
+  tkc::Tensor x = ctx.tensor(xv), w = ctx.tensor(wv, {3, 2});
+  CHECK(!w.requires_grad() && !w.has_grad() && !w.grad().defined());
+  CHECK(&w.requires_grad(true) == &w && w.requires_grad());
+  CHECK(!w.grad().defined());  // no backward yet: empty, and no exception
+  // loss = sum(tanh(x @ w)): d/dw[k][j] = x[k] (1 - tanh(h[j])^2)
+  tkc::Tensor loss = x.reshape({1, 3}).matmul(w).tanh().sum();
+  loss.backward();
+  CHECK(w.has_grad());
+  F want(6);
+  double h[2] = {0, 0};
+  for (int k = 0; k < 3; k++)
+    for (int j = 0; j < 2; j++) h[j] += xv[static_cast<size_t>(k)] * wv[static_cast<size_t>(k * 2 + j)];
+  for (int k = 0; k < 3; k++)
+    for (int j = 0; j < 2; j++)
+      want[static_cast<size_t>(k * 2 + j)] = static_cast<float>(xv[static_cast<size_t>(k)] * (1 - std::tanh(h[j]) * std::tanh(h[j])));
+  CHECK(all_near(w.grad().to_vector<float>(), want, 1e-4));
+  CHECK(!x.grad().defined());  // x does not require a gradient
+  loss.backward();  // accumulates
+  F twice(want);
+  for (float &v : twice) v *= 2;
+  CHECK(all_near(w.grad().to_vector<float>(), twice, 1e-4));
+  CHECK(&w.zero_grad() == &w && !w.has_grad() && !w.grad().defined());
+  // detach: (d * w).sum() with d = w detached has the gradient d = w, not 2 w
+  (w.detach() * w).sum().backward();
+  CHECK(all_near(w.grad().to_vector<float>(), wv));
+  w.zero_grad();
+  CHECK_THROWS((w * 2).backward(), TKC_ESHAPE);                    // not one element
+  CHECK_THROWS(w.detach().sum().backward(), TKC_EINVAL);           // depends on no requires-grad leaf
+  CHECK_THROWS(ctx.tensor(std::vector<int32_t>{1, 2}).requires_grad(true), TKC_EDTYPE);
+  // the functional gradient: d/dx sum(x^2 w0) = 2 x w0, zeros for an unrelated z; nothing accumulated
+  tkc::Tensor xr = ctx.tensor(xv).requires_grad(true), z = ctx.tensor(F{7}).requires_grad(true);
+  std::vector<tkc::Tensor> g = tkc::gradient((xr * xr * 3).sum(), {xr, z});
+  CHECK(g.size() == 2 && all_near(g[0].to_vector<float>(), F{6, -12, 18}) && all_near(g[1].to_vector<float>(), F{0}));
+  CHECK(!xr.has_grad() && tkc::gradient(loss, {}).empty());
+  CHECK_THROWS(tkc::gradient(loss, {tkc::Tensor()}), TKC_EINVAL);
+  // assign: in place, reading the old values, seen by every copy; scalars fill
+  tkc::Tensor p = ctx.tensor(F{1, 2, 3}), alias = p;
+  CHECK(&p.assign(p * 2 + 1) == &p);
+  CHECK(all_near(alias.to_vector<float>(), F{3, 5, 7}));
+  p.assign(0.5);
+  CHECK(all_near(p.to_vector<float>(), F{0.5f, 0.5f, 0.5f}));
+  CHECK_THROWS(p.assign(ctx.tensor(F{1, 2})), TKC_ESHAPE);
+  // realize_all: one schedule for several tensors, a list or arguments
+  tkc::Tensor a = p + 1, b = p * 4;
+  tkc::realize_all(a, b);
+  CHECK(a.kernel_count() == 0 && b.kernel_count() == 0);
+  CHECK(all_near(b.to_vector<float>(), F{2, 2, 2}));
+  p.assign(a + b);
+  tkc::realize_all({p});
+  CHECK(all_near(p.to_vector<float>(), F{3.5f, 3.5f, 3.5f}));
+  tkc::realize_all(std::vector<tkc::Tensor>{});
+  CHECK_THROWS(tkc::realize_all({p, tkc::Tensor()}), TKC_EINVAL);
+}
+
+// minimizes sum((p - t)^3 / 3 + p^2) with opt for `steps` steps (learning rates lrs[k]); returns the
+// gradient of each step as computed on the host from the parameters the step saw
+std::vector<std::vector<double>> run_steps(tkc::Context &ctx, tkc::Tensor &p, tkc::Optimizer &opt, const std::vector<double> &lrs) {
+  const F tv{1, 0, -1, 0.5f};
+  std::vector<std::vector<double>> grads;
+  for (double lr : lrs) {
+    opt.set_lr(lr);
+    F cur = p.to_vector<float>();
+    std::vector<double> g(cur.size());
+    for (size_t i = 0; i < cur.size(); i++) g[i] = (cur[i] - tv[i]) * (cur[i] - tv[i]) + 2.0 * cur[i];
+    grads.push_back(g);
+    tkc::Tensor d = p - ctx.tensor(tv);
+    (d * d * d / 3 + p * p).sum().backward();
+    opt.step();
+    opt.zero_grad();
+    CHECK(!p.has_grad());
+  }
+  return grads;
+}
+
+// SGD / Adam / AdamW against the formulas of tkc.h run on the host over the same gradients
+void test_optimizers(const char *device) {
+  tkc::Context ctx(device);
+  const std::vector<double> p0{0.5, -1.5, 2, 1};
+  const F p0f(p0.begin(), p0.end());
+  const std::vector<double> lrs{0.05, 0.05, 0.02, 0.04};
+  struct SgdCase { double momentum, wd; bool nesterov; };
+  for (SgdCase c : {SgdCase{0, 0, false}, SgdCase{0.9, 0, false}, SgdCase{0.9, 0.1, true}, SgdCase{0, 0.05, false}}) {
+    tkc::Tensor p = ctx.tensor(p0f).requires_grad(true);
+    tkc::SGD opt({p}, 0.05, c.momentum, c.wd, c.nesterov);
+    std::vector<std::vector<double>> grads = run_steps(ctx, p, opt, lrs);
+    std::vector<double> want = p0, buf(p0.size(), 0.0);
+    for (size_t s = 0; s < grads.size(); s++)
+      for (size_t i = 0; i < want.size(); i++) {
+        double g = grads[s][i] + c.wd * want[i];
+        if (c.momentum) {
+          buf[i] = c.momentum * buf[i] + g;
+          g = c.nesterov ? g + c.momentum * buf[i] : buf[i];
+        }
+        want[i] -= lrs[s] * g;
+      }
+    CHECK(all_near(p.to_vector<float>(), want, 1e-5));
+    CHECK(opt.lr() == lrs.back());
+  }
+  for (int decoupled = 0; decoupled < 2; decoupled++)
+    for (double wd : {0.0, 0.1}) {
+      const double b1 = 0.8, b2 = 0.99, eps = 1e-6;
+      tkc::Tensor p = ctx.tensor(p0f).requires_grad(true);
+      std::vector<std::vector<double>> grads;
+      if (decoupled) {
+        tkc::AdamW opt({p}, 0.1, b1, b2, eps, wd);
+        grads = run_steps(ctx, p, opt, lrs);
+      } else {
+        tkc::Adam opt({p}, 0.1, b1, b2, eps, wd);
+        grads = run_steps(ctx, p, opt, lrs);
+      }
+      std::vector<double> want = p0, m(p0.size(), 0.0), v(p0.size(), 0.0);
+      for (size_t s = 0; s < grads.size(); s++)
+        for (size_t i = 0; i < want.size(); i++) {
+          double g = grads[s][i] + (decoupled ? 0 : wd * want[i]);
+          m[i] = b1 * m[i] + (1 - b1) * g, v[i] = b2 * v[i] + (1 - b2) * g * g;
+          const double t = static_cast<double>(s + 1);
+          const double update = m[i] / (1 - std::pow(b1, t)) / (std::sqrt(v[i] / (1 - std::pow(b2, t))) + eps);
+          want[i] -= lrs[s] * (update + (decoupled ? wd * want[i] : 0));
+        }
+      CHECK(all_near(p.to_vector<float>(), want, 1e-5));
+    }
+  // ownership and errors
+  tkc::Tensor q = ctx.tensor(F{1, 2}).requires_grad(true), frozen = ctx.tensor(F{1});
+  tkc::SGD a({q}, 0.5);
+  tkc::SGD b = std::move(a);  // move-only
+  CHECK(!a.defined() && b.defined() && b.lr() == 0.5);
+  CHECK_THROWS(a.step(), TKC_EINVAL);
+  (q * q).sum().backward();
+  b.step();
+  CHECK(all_near(q.to_vector<float>(), F{0, 0}));
+  CHECK_THROWS(b.set_lr(-1), TKC_EINVAL);
+  CHECK(b.lr() == 0.5);
+  CHECK_THROWS(tkc::SGD({frozen}, 0.1), TKC_EINVAL);  // does not require a gradient
+  CHECK_THROWS(tkc::SGD({}, 0.1), TKC_EINVAL);
+  CHECK_THROWS(tkc::Adam({q}, 0.1, 1.5), TKC_EINVAL);  // beta1 outside [0, 1)
+  tkc::Context other(device);
+  CHECK_THROWS(tkc::SGD({q, other.tensor(F{1}).requires_grad(true)}, 0.1), TKC_EINVAL);
+  CHECK(tkc::Optimizer(tkc::AdamW({q})).defined());  // AdamW's default weight decay 0.01 is accepted
+  // the optimizer keeps its ctx alive: the Context object and the parameter's Tensor may go first
+  std::unique_ptr<tkc::SGD> late;
+  {
+    tkc::Context c2(device);
+    tkc::Tensor r = c2.tensor(F{4}).requires_grad(true);
+    late = std::make_unique<tkc::SGD>(std::vector<tkc::Tensor>{r}, 0.25);
+    (r * r).sum().backward();
+  }
+  late->step();  // the parameter lives on in the optimizer's own handle
+  late->zero_grad();
+  late.reset();
+}
+
+// a train step (forward, loss, backward, SGD with momentum) captured by tkc::Jit and replayed on new
+// batches, against the same step on the host; set_lr between replays is seen by them
+void test_jit_train_step(const char *device) {
+  tkc::Context ctx(device);
+  tkc::Tensor w = ctx.tensor(F{0, 0, 0}, {3, 1}).requires_grad(true), b = ctx.tensor(F{0}).requires_grad(true);
+  tkc::SGD opt({w, b}, 0.1, 0.5);
+  tkc::Jit step(ctx, [&](const std::vector<tkc::Tensor> &in) {
+    tkc::Tensor err = in[0].matmul(w) + b - in[1];
+    tkc::Tensor loss = (err * err).mean().realize();  // the loss before the update
+    loss.backward();
+    opt.step();
+    opt.zero_grad();
+    return std::vector<tkc::Tensor>{loss};
+  });
+  std::vector<double> wh(3, 0.0), mw(3, 0.0);
+  double bh = 0, mb = 0;
+  for (int k = 0; k < 6; k++) {
+    const double lr = k < 4 ? 0.1 : 0.02;
+    if (k == 4) opt.set_lr(lr);
+    F xv(8 * 3), yv(8);
+    for (size_t i = 0; i < xv.size(); i++) xv[i] = static_cast<float>(std::sin(1.3 * static_cast<double>(i + 24 * static_cast<size_t>(k))));
+    for (size_t r = 0; r < 8; r++) yv[r] = xv[r * 3] - 2 * xv[r * 3 + 1] + 0.5f * xv[r * 3 + 2] + 0.3f;
+    // the host step
+    double loss = 0, gb = 0;
+    std::vector<double> gw(3, 0.0);
+    for (size_t r = 0; r < 8; r++) {
+      double e = bh - yv[r];
+      for (size_t c = 0; c < 3; c++) e += xv[r * 3 + c] * wh[c];
+      loss += e * e / 8, gb += 2 * e / 8;
+      for (size_t c = 0; c < 3; c++) gw[c] += 2 * e * xv[r * 3 + c] / 8;
+    }
+    for (size_t c = 0; c < 3; c++) mw[c] = 0.5 * mw[c] + gw[c], wh[c] -= lr * mw[c];
+    mb = 0.5 * mb + gb, bh -= lr * mb;
+    std::vector<tkc::Tensor> out = step({ctx.tensor(xv, {8, 3}), ctx.tensor(yv, {8, 1})});
+    CHECK(out.size() == 1 && near(out[0].item<float>(), loss, 1e-4));
+    CHECK(all_near(w.to_vector<float>(), wh, 1e-4));
+    CHECK(near(b.item<float>(), bh, 1e-4));
+    CHECK(!w.has_grad());
+  }
+  CHECK(step.kernels() > 0);
+}
+
 void run_full(const std::string &device) {
   g_device = device;
   std::printf("full suite on %s\n", device.c_str());
@@ -640,6 +840,9 @@ void run_full(const std::string &device) {
   test_operators(device.c_str());
   test_ops(device.c_str());
   test_vars_and_jit(device.c_str());
+  test_gradients(device.c_str());
+  test_optimizers(device.c_str());
+  test_jit_train_step(device.c_str());
 }
 
 }  // namespace

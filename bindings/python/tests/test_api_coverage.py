@@ -19,6 +19,8 @@ SKIP = {
     "tkc_get_allocator": "C allocator callbacks",
     # Python shares a handle through Python references (and Jit borrows its inputs' handles)
     "tkc_tensor_ref": "handles are shared by Python references",
+    # dtype names come from tkc.dtypes (DType.name)
+    "tkc_dtype_name": "DType.name",
     # (the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
     # being for people building their own front end; tkc_opt_name is taken as the OPT_NAMES table)
 }

@@ -9,9 +9,12 @@
 Choices: bfloat16 comes out of .numpy() as float32 (exact); Python scalars are weak (tinygrad);
 // and % are Python's floor division and modulo; failed C calls raise TkcError (ESHAPE also a
 ValueError: TkcShapeError, EDTYPE also a TypeError: TkcDTypeError); tensors are immutable (no
-__setitem__); DLPack exports host copies.
+__setitem__: assign() updates a tensor in place); DLPack exports host copies.
+
+Training: t.requires_grad = True, loss.backward(), t.grad (None when there is none), t.detach(),
+tkc.gradient(y, [x]), tkc.optim.SGD / Adam / AdamW (step, zero_grad, lr), tkc.Jit over a train step.
 """
-from . import dtypes
+from . import dtypes, optim
 from ._lib import lib as _clib
 from .context import (DEVICES, Context, KernelStats, ProgressInfo, cache_flush, default_context, device_available, devices,
                       dim_is_var, memory_stats)
@@ -23,11 +26,13 @@ from .functions import *  # noqa: F401,F403 (tkc.exp, tkc.matmul, ...)
 from .functions import from_numpy, tensor
 from ._tensor import Tensor, cat, stack
 from .jit import Jit
+from .autograd import gradient, realize_all
 
 __version__ = _clib.tkc_version().decode()
 library_path = _clib.path
 
+# the op functions (tkc.exp, tkc.max ...) are left out of __all__: some share builtins' names
 __all__ = ["Context", "Tensor", "DType", "TkcError", "TkcShapeError", "TkcDTypeError", "KernelStats", "ProgressInfo", "DEVICES",
-           "default_context", "device_available", "devices", "from_dlpack", "from_numpy", "tensor", "cat", "stack", "dtypes",
-           "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32", "int64", "uint64", "float16", "bfloat16", "float32",
-           "float64"]  # the op functions (tkc.exp, tkc.max ...) are left out: some share builtins' names
+           "Jit", "gradient", "realize_all", "optim", "default_context", "device_available", "devices", "from_dlpack",
+           "from_numpy", "tensor", "cat", "stack", "dtypes", "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32",
+           "int64", "uint64", "float16", "bfloat16", "float32", "float64"]

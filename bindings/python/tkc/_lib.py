@@ -133,6 +133,18 @@ _decl(T, [T, IP, IP, IP, i, i], "avg_pool2d")
 _decl(T, [T, i64, i64, i, i], "interpolate")
 _decl(T, [T, T, T, T, i, d], "scaled_dot_product_attention")
 _decl(T, [T, T, i], "nll_loss cross_entropy")
+# gradients, optimizers, in-place updates
+_decl(i, [T, i], "requires_grad")
+_decl(i, [T], "requires_grad_of has_grad backward zero_grad")
+_decl(T, [T], "grad detach")
+_decl(i, [T, i, TP, TP], "gradient")
+_decl(i, [i, TP], "realize_all")
+_decl(i, [T, T], "assign")
+_decl(p, [C, i, TP, d, d, d, i], "sgd_new")
+_decl(p, [C, i, TP, d, d, d, d, d, i], "adam_new")
+_decl(i, [p], "optim_step optim_zero_grad")
+_decl(i, [p, d], "optim_set_lr")
+_decl(None, [p], "optim_free")
 
 # ---------------------------------------------------------------- loading
 

@@ -540,6 +540,70 @@ class Tensor(NNOps):
         self._ctx._keep(self)
         return self
 
+    # ---------------------------------------------------------------- gradients (tkc.h "gradients")
+    @property
+    def requires_grad(self):
+        """Whether backward() accumulates a gradient into this tensor (a leaf). Set it before building
+        graphs from the tensor: graphs built earlier do not know. Only float tensors have gradients."""
+        on = lib.tkc_requires_grad_of(self._p)
+        if on < 0:
+            check(-1)
+        return bool(on)
+
+    @requires_grad.setter
+    def requires_grad(self, on):
+        check(lib.tkc_requires_grad(self._p, 1 if on else 0))
+
+    def requires_grad_(self, on=True):
+        """Sets requires_grad; returns the tensor (torch's in-place spelling)."""
+        self.requires_grad = on
+        return self
+
+    @property
+    def grad(self):
+        """The accumulated gradient (a new lazy tensor), or None when there is none: the tensor does not
+        require one, no backward() since zero_grad(), or the loss does not depend on it."""
+        has = lib.tkc_has_grad(self._p)
+        if has < 0:
+            check(-1)
+        if not has:
+            return None  # tkc_grad would fail with EINVAL: torch's None instead
+        return self._new(lib.tkc_grad(self._p))
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            raise TypeError("Tensor.grad can only be set to None (which drops it, as zero_grad())")
+        self.zero_grad()
+
+    def zero_grad(self):
+        """Drops the accumulated gradient; returns the tensor."""
+        check(lib.tkc_zero_grad(self._p))
+        return self
+
+    def backward(self):
+        """Adds d self / d leaf into the gradient of every requires-grad leaf self depends on. self must
+        have one element; TkcError when it depends on no such leaf."""
+        check(lib.tkc_backward(self._p))
+
+    def detach(self):
+        """The same values, through which no gradient flows."""
+        return self._new(lib.tkc_detach(self._p))
+
+    def assign(self, value):
+        """In-place update: the tensor's buffer receives value (a tensor of its shape and dtype, or data
+        and scalars, converted) at its next realize; value may read the tensor itself (w.assign(w - lr * g)
+        reads the old values). The tensor must own its whole buffer (made from data, or realized).
+        Returns the tensor; requires_grad and the gradient are kept."""
+        if not isinstance(value, Tensor):
+            value = self._operand(value)
+            if value.dtype != self.dtype:
+                value = value.cast(self.dtype)
+            if value.shape != self.shape:
+                value = value.expand(self.shape)
+        check(lib.tkc_assign(self._p, value._p))
+        return self
+
 
 _UNARY = ("neg abs recip sqrt exp exp2 log log2 sin cos tanh sigmoid relu contiguous floor ceil round trunc rsqrt square sign erf "
           "silu selu hardsigmoid hardswish mish tan asin acos atan sinh cosh isnan isinf isfinite log1p expm1").split()

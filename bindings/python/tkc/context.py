@@ -50,6 +50,7 @@ class Context:
 
     def __init__(self, device=None):
         self._ptr = None  # first, so that __del__ of a failed __init__ has nothing to do
+        self._owners = weakref.WeakSet()  # optimizers and jits holding C objects to free before the ctx
         self._scopes = []  # one _Scope per open scope: the Python tensors it frees
         self._progress = None
         self._ptr = check_ptr(lib.tkc_ctx_new(device.encode() if device else None))
@@ -70,6 +71,8 @@ class Context:
     def close(self):
         """Frees the ctx and all its tensors (idempotent)."""
         if self._ptr:
+            for o in list(getattr(self, "_owners", ())):
+                o.close()
             lib.tkc_ctx_free(self._ptr)
             self._ptr = None
 
@@ -185,6 +188,10 @@ class Context:
                 t._h = None  # the C handle is freed by tkc_scope_end
             if self._ptr:
                 check(lib.tkc_scope_end(self._ptr))
+
+    def _own(self, obj):
+        """obj.close() frees a C object of this ctx (an optimizer, a jit): close() calls it first."""
+        self._owners.add(obj)
 
     def _register(self, t):
         if self._scopes:

@@ -53,6 +53,7 @@ class Jit:
         self._h = lib.tkc_jit_new(ctx._live(), self._cb, None)
         if not self._h:
             check(lib.tkc_last_status())
+        ctx._own(self)  # freed before the ctx, should the ctx close first
 
     def __call__(self, *inputs):
         if not self._h:
