@@ -57,7 +57,7 @@ static tkc_status step(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor 
   tkc_scope_begin(ctx);
   tkc_tensor *loss = tkc_cross_entropy(forward(m, in[0]), in[1], TKC_REDUCTION_MEAN);
   tkc_status st = loss ? tkc_backward(loss) : tkc_last_status();
-  if (!st) st = tkc_optim_step(m->opt);
+  if (!st) st = tkc_optim_step_realize(m->opt, 1, &loss); /* the loss with the step: before the update */
   if (!st) st = tkc_optim_zero_grad(m->opt);
   if (loss) tkc_keep(loss);
   tkc_scope_end(ctx);

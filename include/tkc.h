@@ -260,6 +260,10 @@ TKC_API tkc_optim *tkc_sgd_new(tkc_ctx *ctx, int n, tkc_tensor *const *params, d
 TKC_API tkc_optim *tkc_adam_new(tkc_ctx *ctx, int n, tkc_tensor *const *params, double lr, double beta1, double beta2, double eps,
                                 double weight_decay, int decoupled);
 TKC_API tkc_status tkc_optim_step(tkc_optim *o);
+/* The step and the realize of n more tensors in one schedule: what they share with the step is
+ * computed once, and they read the parameters as they were before it. The loss of the step this
+ * way: realized with it, not recomputed from the updated parameters by a later realize. */
+TKC_API tkc_status tkc_optim_step_realize(tkc_optim *o, int n, tkc_tensor *const *also);
 TKC_API tkc_status tkc_optim_zero_grad(tkc_optim *o);
 TKC_API tkc_status tkc_optim_set_lr(tkc_optim *o, double lr);
 TKC_API void tkc_optim_free(tkc_optim *o);

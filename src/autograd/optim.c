@@ -193,9 +193,12 @@ static tkc_status update(tkc_optim *o, int i, tkc_tensor *g, temps *s, tkc_tenso
   return TKC_OK;
 }
 
-tkc_status tkc_optim_step(tkc_optim *o) {
+tkc_status tkc_optim_step(tkc_optim *o) { return tkc_optim_step_realize(o, 0, NULL); }
+
+tkc_status tkc_optim_step_realize(tkc_optim *o, int nalso, tkc_tensor *const *also) {
   if (!o) return tkc_err(TKC_EINVAL, "optim_step: NULL optimizer");
-  tkc_tensor **out = tkc_calloc((size_t)(3 * o->n + 2), sizeof *out);
+  if (nalso < 0 || (nalso && !also)) return tkc_err(TKC_EINVAL, "optim_step_realize: %d tensors at %p", nalso, (const void *)also);
+  tkc_tensor **out = tkc_calloc((size_t)(3 * o->n + nalso + 2), sizeof *out);
   if (!out) return tkc_err(TKC_ENOMEM, "optim_step: out of memory");
   int nout = 0;
   tkc_status st = TKC_OK;
@@ -216,6 +219,7 @@ tkc_status tkc_optim_step(tkc_optim *o) {
     st = update(o, i, T(&s, tkc_grad(o->params[i])), &s, out, &nout);
     temps_free(&s); /* (the assigns hold what they compute) */
   }
+  for (int i = 0; i < nalso; i++) out[nout++] = also[i]; /* (the same schedule: they read the old values) */
   if (!st && nout) st = tkc_realize_all(nout, out);
   tkc_free(out);
   return st;

@@ -363,3 +363,40 @@ def test_errors(ctx):
     y = ctx.tensor([3.0]).requires_grad_()
     assert y.grad is None
     assert (y * 2).sum().item() == 6.0
+
+
+def test_step_realizes_the_loss_before_the_update():
+    with tkc.Context("CPU") as c:
+        w = c.tensor(np.ones(4, np.float32)).requires_grad_()
+        opt = tkc.optim.SGD([w], lr=0.1)
+        loss = (w * 2).sum()  # lazy
+        loss.backward()
+        opt.step(loss)  # realized in the step's schedule: from w before the update
+        assert loss.item() == pytest.approx(8.0)
+        np.testing.assert_allclose(w.numpy(), np.full(4, 0.8, np.float32))
+
+
+def test_generator_initializers_and_dropout():
+    with tkc.Context("CPU") as c:
+        c.manual_seed(3)
+        a = c.randn(200, 500).numpy()
+        assert abs(a.mean()) < 5 * 1 / np.sqrt(a.size) and abs(a.var() - 1) < 0.02
+        c.manual_seed(3)
+        np.testing.assert_array_equal(c.randn(200, 500).numpy(), a)  # reproducible
+        u = c.uniform(1000, low=-2, high=3).numpy()
+        assert u.min() >= -2 and u.max() < 3 and abs(u.mean() - 0.5) < 0.2
+        k = c.kaiming_uniform(64, 32, a=0.0).numpy()
+        bound = np.sqrt(3) * np.sqrt(2.0) / np.sqrt(32)
+        assert np.abs(k).max() <= bound and np.abs(k).max() > 0.9 * bound
+        g = c.glorot_uniform(64, 32).numpy()
+        assert np.abs(g).max() <= np.sqrt(6 / (64 + 32))
+        x = c.tensor(np.ones((100, 100), np.float32))
+        d = x.dropout(0.25).numpy()
+        assert abs((d == 0).mean() - 0.25) < 0.03
+        np.testing.assert_allclose(d[d != 0], np.float32(1 / 0.75))
+        np.testing.assert_array_equal(x.dropout(0.25, training=False).numpy(), x.numpy())
+
+        step = tkc.Jit(c, lambda t: t.dropout(0.5) * 1)
+        masks = [step(c.tensor(np.ones(64, np.float32))).numpy() != 0 for _ in range(4)]
+        assert all((masks[i] != masks[i + 1]).any() for i in range(3))  # a new mask at each replay
+        step.close()

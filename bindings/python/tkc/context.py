@@ -131,6 +131,26 @@ class Context:
         """Uniform [0, 1) from a counter-based generator (the same seed gives the same values)."""
         return self._shape_call(lib.tkc_rand, shape, dtype, seed)
 
+    def manual_seed(self, seed):
+        """Seeds the context's generator (randn, uniform, kaiming_uniform, glorot_uniform, dropout)."""
+        check(lib.tkc_manual_seed(self._live(), int(seed)))
+
+    def randn(self, *shape, dtype=dtypes.float32):
+        """Standard normal values from the context's generator (on the device: new values at each jit replay)."""
+        return self._shape_call(lib.tkc_randn, shape, dtype)
+
+    def uniform(self, *shape, low=0.0, high=1.0, dtype=dtypes.float32):
+        """Uniform values in [low, high) from the context's generator."""
+        return self._shape_call(lib.tkc_rand_uniform, shape, dtype, float(low), float(high))
+
+    def kaiming_uniform(self, *shape, a=0.01, dtype=dtypes.float32):
+        """As tinygrad's Tensor.kaiming_uniform (fan_in = prod(shape[1:]))."""
+        return self._shape_call(lib.tkc_kaiming_uniform, shape, dtype, float(a))
+
+    def glorot_uniform(self, *shape, dtype=dtypes.float32):
+        """As tinygrad's Tensor.glorot_uniform."""
+        return self._shape_call(lib.tkc_glorot_uniform, shape, dtype)
+
     def scalar(self, value, dtype=None):
         """A 0-d tensor (exact for every integer of an integer dtype)."""
         from ._tensor import Tensor

@@ -24,6 +24,11 @@ class NNOps:
 
     __slots__ = ()
 
+    def dropout(self, p=0.5, training=True):
+        """Zeros each element with probability p and scales the rest by 1/(1-p) when training (a mask from
+        the context's generator, new at each jit replay); the tensor itself otherwise."""
+        return self._new(lib.tkc_dropout(self._p, float(p), 1 if training else 0))
+
     def layer_norm(self, weight=None, bias=None, eps=1e-5, naxes=None):
         """Over the last naxes dims (default: weight's ndim, else 1)."""
         naxes = naxes or (weight.ndim if weight is not None else 1)

@@ -1,8 +1,10 @@
 """Optimizers (tkc.h "optimizers", tinygrad's nn/optim.py) over tensors that require gradients.
 
     opt = tkc.optim.Adam([w, b], lr=3e-3)
-    loss = model(x).cross_entropy(y).realize()   # realized first: a lazy loss realized after step() reads
-    loss.backward(); opt.step(); opt.zero_grad() # the updated parameters
+    loss = model(x).cross_entropy(y)
+    loss.backward(); opt.step(loss); opt.zero_grad()  # the loss realized with the step, before the update
+
+(a lazy loss realized after step() on its own would read the updated parameters)
 
 step() updates every parameter that has a gradient, and the optimizer's state, in place (assign), all
 in one schedule; inside a tkc.Jit it is captured with the rest of the train step. The learning rate
@@ -33,9 +35,14 @@ class Optimizer:
             raise make_error("EINVAL", "%s: closed (or its context is)" % type(self).__name__)
         return self._h
 
-    def step(self):
-        """Updates the parameters that have a gradient (and the state) in place, in one schedule."""
-        check(lib.tkc_optim_step(self._live()))
+    def step(self, *also):
+        """Updates the parameters that have a gradient (and the state) in place, in one schedule; the
+        tensors in also (the loss) are realized in it too, reading the parameters before the update."""
+        if not also:
+            check(lib.tkc_optim_step(self._live()))
+            return
+        arr = (TP._type_ * len(also))(*[t._p for t in also])
+        check(lib.tkc_optim_step_realize(self._live(), len(also), arr))
 
     def zero_grad(self):
         """Drops the parameters' gradients."""
