@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -339,6 +341,19 @@ static void test_killed_host_takes_its_compiler(void **state) {
   unlink(script), unlink(pidfile), rmdir(tmpdir), rmdir(work);
 }
 
+/* the host's pthread_atfork handlers do not run when the compiler is started (a fork would run them
+ * in the compile thread: OpenBLAS's joins its threads there and hung a Python host with numpy) */
+static atomic_int atfork_calls;
+static void count_atfork(void) { atomic_fetch_add(&atfork_calls, 1); }
+static void test_no_atfork_handlers(void **state) {
+  (void)state;
+  if (!tkc_device_available("CPU")) skip();
+  assert_int_equal(pthread_atfork(count_atfork, count_atfork, count_atfork), 0);
+  setenv("TKC_CACHE_DIR", "", 1);
+  assert_int_equal(compile_once(), TKC_OK);
+  assert_int_equal(atomic_load(&atfork_calls), 0);
+}
+
 int main(int argc, char **argv) {
   if (argc == 3 && !strcmp(argv[1], "--child")) return child_main(argv[2]);
   ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
@@ -350,6 +365,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(test_disk_refuses_source),
       cmocka_unit_test(test_file_size_limit_no_signal),
       cmocka_unit_test(test_killed_host_takes_its_compiler),
+      cmocka_unit_test(test_no_atfork_handlers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

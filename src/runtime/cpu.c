@@ -105,8 +105,9 @@ static int find_program(const char *name, char *full, size_t n) {
   return 0;
 }
 
-/* The child side of run_quiet, between fork and execve: async-signal-safe calls only (the host
- * may have other threads, one of them holding malloc's lock). Default dispositions and an empty
+/* The child side of run_quiet, between vfork and execve: async-signal-safe calls only (the host
+ * may have other threads, one of them holding malloc's lock), and no return (it runs on the
+ * parent's stack, the parent suspended until execve or _exit). Default dispositions and an empty
  * mask whatever the host set, a process group of its own, stdin from /dev/null, stdout and stderr
  * into log; on Linux it dies with its parent. Sends execve's errno down err_fd when that fails. */
 static void exec_child(const char *path, char *const argv[], char **env, const char *log, pid_t parent, int err_fd) {
@@ -138,6 +139,16 @@ static void exec_child(const char *path, char *const argv[], char **env, const c
   _exit(127);
 }
 
+/* vfork, not fork: fork runs the host's pthread_atfork handlers in this (compile worker) thread, and
+ * some deadlock there (OpenBLAS's, loaded by numpy/scipy, joins its threads); vfork runs none and
+ * copies nothing. The child only execs (exec_child). */
+static pid_t spawn(const char *path, char *const argv[], char **env, const char *log, int err_fd) {
+  pid_t parent = getpid();
+  pid_t pid = vfork();
+  if (pid == 0) exec_child(path, argv, env, log, parent, err_fd);
+  return pid;
+}
+
 /* Runs argv (PATH search, no shell) with stdin from /dev/null, stdout+stderr into log (or
  * /dev/null) and, when tmpdir is given, TMPDIR=tmpdir. The child leads a process group of its own:
  * past cc_timeout_s() the whole group (the driver and cc1/as/ld under it) is killed. Returns the exit
@@ -159,9 +170,7 @@ static int run_quiet(char *const argv[], const char *log, const char *tmpdir, in
     sigset_t all, old;
     sigfillset(&all);
     pthread_sigmask(SIG_SETMASK, &all, &old);
-    pid_t parent = getpid();
-    pid = fork();
-    if (pid == 0) exec_child(path, argv, env, log, parent, pipefd[1]);
+    pid = spawn(path, argv, env, log, pipefd[1]);
     *err = pid < 0 ? errno : 0;
     pthread_sigmask(SIG_SETMASK, &old, NULL);
     close(pipefd[1]);
