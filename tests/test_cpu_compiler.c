@@ -348,6 +348,15 @@ static void count_atfork(void) { atomic_fetch_add(&atfork_calls, 1); }
 static void test_no_atfork_handlers(void **state) {
   (void)state;
   if (!tkc_device_available("CPU")) skip();
+#if defined(__SANITIZE_THREAD__)
+  printf("skipped: ThreadSanitizer runs vfork as fork (with the atfork handlers)\n");
+  skip();
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+  printf("skipped: ThreadSanitizer runs vfork as fork (with the atfork handlers)\n");
+  skip();
+#endif
+#endif
   assert_int_equal(pthread_atfork(count_atfork, count_atfork, count_atfork), 0);
   setenv("TKC_CACHE_DIR", "", 1);
   assert_int_equal(compile_once(), TKC_OK);

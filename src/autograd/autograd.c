@@ -39,17 +39,12 @@ static void add_into(tkc_lazy *leaf, tkc_lazy *g, void *ctx) {
   a->found++;
   if (a->st) return;
   if (!leaf->grad) {
-    tkc_lazy_ref(g);
-    leaf->grad = g;
+    a->st = tkc_lazy_set_grad(leaf, g);
     return;
   }
   tkc_lazy *s[2] = {leaf->grad, g}, *sum = tkc_lz_alu(TKC_OP_ADD, 2, s);
-  if (!sum) {
-    a->st = tkc_last_status();
-    return;
-  }
-  tkc_lazy_unref(leaf->grad);
-  leaf->grad = sum;
+  a->st = sum ? tkc_lazy_set_grad(leaf, sum) : tkc_last_status();
+  tkc_lazy_unref(sum);
 }
 
 static tkc_lazy *ones_like(const tkc_lazy *n) { return tkc_lz_const(n->ctx, n->dtype, 1, n->ndim, n->shape); }
@@ -88,8 +83,7 @@ tkc_tensor *tkc_grad(tkc_tensor *t) {
 
 tkc_status tkc_zero_grad(tkc_tensor *t) {
   if (tkc_check(t)) return tkc_last_status();
-  tkc_lazy_unref(t->node->grad);
-  t->node->grad = NULL;
+  tkc_lazy_set_grad(t->node, NULL);
   return TKC_OK;
 }
 

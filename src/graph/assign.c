@@ -36,8 +36,13 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   a->target->refs++;
   a->target->in_place = true;
   /* the tensor stays what it was for gradients: a leaf, its gradient kept */
-  a->requires_grad = d->requires_grad, a->grad = d->grad, d->grad = NULL;
+  a->requires_grad = d->requires_grad;
   if (a->requires_grad) a->needs_grad = 0;
+  if (d->grad && tkc_lazy_set_grad(a, d->grad)) {
+    tkc_lazy_unref(a);
+    return tkc_last_status();
+  }
+  tkc_lazy_set_grad(d, NULL);
   /* every handle to the tensor is the tensor: they all see the assign (an optimizer's, the caller's) */
   for (tkc_tensor *h = dst->ctx->live; h; h = h->next)
     if (h->node == d) {

@@ -33,6 +33,8 @@ struct tkc_ctx {
   tkc_progress_fn progress;   /* tkc_ctx_set_progress */
   void *progress_user;
   struct tkc_tensor *rng;      /* the random generator's state on the device (random.c); NULL until first used */
+  struct tkc_lazy **graded;   /* the nodes holding a gradient (tkc_lazy_set_grad) */
+  int ngraded, capgraded;
 };
 
 /* A freed handle stays dead (so that using it is caught, not a silent use of some newer tensor) until
@@ -130,6 +132,11 @@ TKC_HIDDEN tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dty
 TKC_HIDDEN void tkc_lazy_ref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_unref(tkc_lazy *n);
 TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a new reference */
+/* n's gradient becomes g (a new reference; NULL drops it). A gradient often reads its own leaf (d
+ * sum(x*x) / dx = 2x): a reference cycle, so the ctx lists the nodes holding one and tkc_ctx_free
+ * drops them all (tkc_ctx_drop_grads). TKC_ENOMEM (nothing changed) when the list cannot grow. */
+TKC_HIDDEN tkc_status tkc_lazy_set_grad(tkc_lazy *n, tkc_lazy *g);
+TKC_HIDDEN void tkc_ctx_drop_grads(struct tkc_ctx *ctx);
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
 TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
 /* A buffer's lengths at the current binding (done by tkc_lazy_become_buffer), and the check that

@@ -53,6 +53,48 @@ static void drop_sources(tkc_lazy *n) {
   n->nsrc = 0;
 }
 
+/* ---------------------------------------------------------------- gradients held by nodes */
+
+static void unlist_graded(tkc_lazy *n) {
+  tkc_ctx *c = n->ctx;
+  for (int i = 0; i < c->ngraded; i++)
+    if (c->graded[i] == n) {
+      c->graded[i] = c->graded[--c->ngraded];
+      return;
+    }
+}
+
+tkc_status tkc_lazy_set_grad(tkc_lazy *n, tkc_lazy *g) {
+  tkc_ctx *c = n->ctx;
+  if (g && !n->grad) {
+    if (c->ngraded == c->capgraded) {
+      int cap = c->capgraded ? 2 * c->capgraded : 16;
+      tkc_lazy **m = tkc_realloc(c->graded, (size_t)cap * sizeof *m);
+      if (!m) return tkc_err(TKC_ENOMEM, "out of memory keeping a gradient");
+      c->graded = m, c->capgraded = cap;
+    }
+    c->graded[c->ngraded++] = n;
+  } else if (!g && n->grad) unlist_graded(n);
+  tkc_lazy *old = n->grad;
+  tkc_lazy_ref(g);
+  n->grad = g;
+  tkc_lazy_unref(old);
+  return TKC_OK;
+}
+
+void tkc_ctx_drop_grads(tkc_ctx *c) {
+  int n = c->ngraded;
+  tkc_lazy **held = c->graded;
+  c->graded = NULL, c->ngraded = c->capgraded = 0;
+  for (int i = 0; i < n; i++) { /* taken off first: unrefs below may free listed nodes */
+    tkc_lazy *g = held[i]->grad;
+    held[i]->grad = NULL;
+    held[i] = g;
+  }
+  for (int i = 0; i < n; i++) tkc_lazy_unref(held[i]);
+  tkc_free(held);
+}
+
 /* Iterative, so freeing a long chain cannot overflow the stack. */
 void tkc_lazy_unref(tkc_lazy *n) {
   tkc_lazy *stack[64], **st = stack;
@@ -72,6 +114,7 @@ void tkc_lazy_unref(tkc_lazy *n) {
       }
       st[depth++] = x->src[i];
     }
+    if (x->grad) unlist_graded(x);
     tkc_lazy *extra[2] = {x->recipe, x->grad};
     for (int i = 0; i < 2; i++) {
       if (!extra[i]) continue;

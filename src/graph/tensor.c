@@ -38,6 +38,7 @@ static void free_list(tkc_tensor *t, int release_node) {
 void tkc_ctx_free(tkc_ctx *ctx) {
   if (!ctx) return;
   tkc_device *dev = ctx->dev;
+  tkc_ctx_drop_grads(ctx); /* (the cycles of gradients that read their leaves) */
   free_list(ctx->live, 1);
   free_list(ctx->spare, 0);
   tkc_free(ctx->vars);
