@@ -4,22 +4,20 @@
 #include "autograd/gradient.h"
 #include "graph/tensor_internal.h"
 
-static bool float_dtype(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
-
 /* TKC_ESHAPE unless t (checked) has one element */
 static tkc_status check_loss(const char *who, const tkc_tensor *t) {
   const tkc_lazy *n = t->node;
   if (tkc_shape_is_symbolic(n->ndim, n->shape) || tkc_shape_numel(n->ndim, n->shape) != 1)
     return tkc_err(TKC_ESHAPE, "%s: the loss must have one element, not a %s tensor of shape %s (sum or mean it first)", who,
                    tkc_dtype_str(n->dtype), TKC_NODE_SHAPE(n));
-  if (!float_dtype(n->dtype)) return tkc_err(TKC_EDTYPE, "%s: the loss is a %s tensor: only float tensors have gradients", who, tkc_dtype_str(n->dtype));
+  if (!tkc_dtype_is_float(n->dtype)) return tkc_err(TKC_EDTYPE, "%s: the loss is a %s tensor: only float tensors have gradients", who, tkc_dtype_str(n->dtype));
   return TKC_OK;
 }
 
 tkc_status tkc_requires_grad(tkc_tensor *t, int on) {
   if (tkc_check(t)) return tkc_last_status();
   tkc_lazy *n = t->node;
-  if (on && !float_dtype(n->dtype))
+  if (on && !tkc_dtype_is_float(n->dtype))
     return tkc_err(TKC_EDTYPE, "requires_grad: a %s tensor of shape %s: only float tensors have gradients", tkc_dtype_str(n->dtype), TKC_NODE_SHAPE(n));
   n->requires_grad = on != 0;
   return TKC_OK;
@@ -119,7 +117,7 @@ tkc_status tkc_gradient(tkc_tensor *y, int n, tkc_tensor *const *wrt, tkc_tensor
     if (tkc_check(wrt[i])) return tkc_err(TKC_EINVAL, "gradient: tensor %d to differentiate with respect to: %s", i, tkc_last_error());
     if (wrt[i]->ctx != y->ctx) return tkc_err(TKC_EINVAL, "gradient: tensor %d belongs to another ctx than y", i);
     const tkc_lazy *w = wrt[i]->node;
-    if (!float_dtype(w->dtype))
+    if (!tkc_dtype_is_float(w->dtype))
       return tkc_err(TKC_EDTYPE, "gradient: tensor %d is a %s tensor of shape %s: only float tensors have gradients", i, tkc_dtype_str(w->dtype), TKC_NODE_SHAPE(w));
   }
   if (check_loss("gradient", y)) return tkc_last_status();

@@ -58,8 +58,11 @@ static tkc_lazy *alu(gctx *c, tkc_op op, tkc_lazy *a, tkc_lazy *b, tkc_lazy *d) 
 #define K(like, v) konst(c, like, v)
 
 static tkc_lazy *cast(gctx *c, tkc_lazy *a, tkc_dtype dt) { return a ? keep(c, tkc_lz_cast(a, dt, 0)) : NULL; }
+static tkc_lazy *move_to(gctx *c, tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape) {
+  return a ? keep(c, tkc_lz_move(a, op, arg, narg, ndim, shape)) : NULL;
+}
 static tkc_lazy *move(gctx *c, tkc_lazy *a, int op, const int64_t *arg, int narg, const tkc_lazy *like) {
-  return a ? keep(c, tkc_lz_move(a, op, arg, narg, like->ndim, like->shape)) : NULL;
+  return move_to(c, a, op, arg, narg, like->ndim, like->shape);
 }
 
 /* sum of a over the axes in mask (keepdim), accumulated in float32 for the half types */
@@ -70,8 +73,6 @@ static tkc_lazy *sum_axes(gctx *c, tkc_lazy *a, const int *mask) {
   tkc_lazy *s = x ? keep(c, tkc_lz_reduce(x, TKC_OP_ADD, mask)) : NULL;
   return half ? cast(c, s, a->dtype) : s;
 }
-
-static bool is_float(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
 
 /* ---------------------------------------------------------------- the rules
  * r: the node as computed (kind, op, arg, src; a realized node's recipe); out: its value; g: the
@@ -126,7 +127,7 @@ static int g_where(gctx *c, const grule_in *in, tkc_lazy **gs) {
 static int g_none(gctx *c, const grule_in *in, tkc_lazy **gs) { (void)c, (void)in, (void)gs; return 0; }
 static int g_pass(gctx *c, const grule_in *in, tkc_lazy **gs) { (void)c; gs[0] = G; return 0; }
 static int g_cast(gctx *c, const grule_in *in, tkc_lazy **gs) {
-  if (is_float(X->dtype)) gs[0] = cast(c, G, X->dtype);
+  if (tkc_dtype_is_float(X->dtype)) gs[0] = cast(c, G, X->dtype);
   return 0;
 }
 
@@ -147,10 +148,6 @@ static int g_reduce(gctx *c, const grule_in *in, tkc_lazy **gs) {
   tkc_lazy *spread = share ? MUL(hit, keep(c, tkc_lz_broadcast(share, X->ndim, X->shape))) : NULL;
   gs[0] = cast(c, spread, X->dtype);
   return 0;
-}
-
-static tkc_lazy *move_to(gctx *c, tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape) {
-  return a ? keep(c, tkc_lz_move(a, op, arg, narg, ndim, shape)) : NULL;
 }
 
 /* the sum of t[0..n) as a balanced tree (shallow graphs for long windows) */
@@ -396,12 +393,12 @@ tkc_status tkc_lazy_gradient(tkc_lazy *root, tkc_lazy *seed, int (*is_target)(co
     }
     for (int k = 0; k < h->nsrc; k++) {
       long p = find(&w, h->src[k]);
-      if (h->kind == TKC_LZ_BITCAST && is_float(h->dtype) && p >= 0 && reach[p]) { /* the bits of what a target computes */
+      if (h->kind == TKC_LZ_BITCAST && tkc_dtype_is_float(h->dtype) && p >= 0 && reach[p]) { /* the bits of what a target computes */
         st = tkc_err(TKC_EUNSUPPORTED, "gradient: through a bitcast to %s (a gather or index_select with a computed index of a tensor "
                      "that had no tkc_requires_grad when it was built: mark it first)", tkc_dtype_name(h->dtype));
         break;
       }
-      if (!gs[k] || p < 0 || !reach[p] || !is_float(h->src[k]->dtype)) continue;
+      if (!gs[k] || p < 0 || !reach[p] || !tkc_dtype_is_float(h->src[k]->dtype)) continue;
       grad[p] = grad[p] ? alu(&c, TKC_OP_ADD, grad[p], gs[k], NULL) : gs[k];
       if (c.failed) { st = tkc_last_status(); break; }
     }

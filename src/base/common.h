@@ -38,6 +38,8 @@ TKC_HIDDEN void tkc_free_aligned(void *p);
 #define TKC_FNV_OFFSET 1469598103934665603ull
 TKC_HIDDEN uint64_t tkc_fnv1a(const void *p, size_t n, uint64_t h);
 TKC_HIDDEN uint64_t tkc_hash64(const void *p, size_t n, uint64_t seed);
+/* splitmix64's output function: nearby inputs give unrelated 64-bit values. */
+TKC_HIDDEN uint64_t tkc_splitmix64(uint64_t x);
 
 /* A growable byte buffer for building strings. On allocation failure it sets oom and drops text. */
 typedef struct tkc_sbuf {

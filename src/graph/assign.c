@@ -9,12 +9,6 @@
 #include "engine/engine.h"
 #include "graph/tensor_internal.h"
 
-/* dst's node owns its whole buffer, contiguously: a kernel can write it in place */
-static bool owns_buffer(const tkc_lazy *n) {
-  if (n->target) return true; /* an assign not yet realized: its target is such a buffer */
-  return n->kind == TKC_LZ_BUFFER && tkc_st_is_contiguous(n->st) &&
-         tkc_buffer_nbytes(n->rbuf->buf) == (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype);
-}
 
 tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   if (tkc_check(dst) || tkc_check(value)) return tkc_last_status();
@@ -25,7 +19,7 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
                    tkc_dtype_str(d->dtype), TKC_NODE_SHAPE(d), tkc_dtype_str(v->dtype), TKC_NODE_SHAPE(v));
   if (tkc_shape_is_symbolic(d->ndim, d->shape))
     return tkc_err(TKC_EUNSUPPORTED, "assign: dst has variable-size dims %s (assign to a fixed-size tensor)", TKC_NODE_SHAPE(d));
-  if (!owns_buffer(d))
+  if (!d->target && !tkc_lazy_owns_buffer(d)) /* (a pending assign's target is such a buffer) */
     return tkc_err(TKC_EINVAL, "assign: the %s tensor of shape %s does not own its whole buffer (a lazy result or a view): realize it, or "
                    "assign to the tensor it is a view of", tkc_dtype_str(d->dtype), TKC_NODE_SHAPE(d));
   if (v == d) return TKC_OK;

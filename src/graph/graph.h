@@ -137,6 +137,8 @@ TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a 
  * drops them all (tkc_ctx_drop_grads). TKC_ENOMEM (nothing changed) when the list cannot grow. */
 TKC_HIDDEN tkc_status tkc_lazy_set_grad(tkc_lazy *n, tkc_lazy *g);
 TKC_HIDDEN void tkc_ctx_drop_grads(struct tkc_ctx *ctx);
+/* n is a BUFFER that sees its whole buffer contiguously (writable in place: copy_in, assign). */
+TKC_HIDDEN bool tkc_lazy_owns_buffer(const tkc_lazy *n);
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
 TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
 /* A buffer's lengths at the current binding (done by tkc_lazy_become_buffer), and the check that

@@ -136,6 +136,11 @@ void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
   if (i >= n->nsrc) n->nsrc = i + 1;
 }
 
+bool tkc_lazy_owns_buffer(const tkc_lazy *n) {
+  return n->kind == TKC_LZ_BUFFER && tkc_st_is_contiguous(n->st) &&
+         tkc_buffer_nbytes(n->rbuf->buf) == (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype);
+}
+
 /* A node the backward pass may walk through keeps how it was computed when it becomes a BUFFER: the
  * recipe takes over its sources (n then has none); the buffer itself stands for its value. */
 static int keep_recipe(tkc_lazy *n) {

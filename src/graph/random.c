@@ -15,16 +15,8 @@
 
 #define RNG_WORDS 3 /* k0, k1, counter */
 
-/* splitmix64: spreads nearby seeds over the whole key space */
-static uint64_t seed_key(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 static void seed_words(uint64_t seed, uint32_t w[RNG_WORDS]) {
-  uint64_t k = seed_key(seed);
+  uint64_t k = tkc_splitmix64(seed); /* nearby seeds spread over the whole key space */
   w[0] = (uint32_t)k, w[1] = (uint32_t)(k >> 32), w[2] = 0;
 }
 

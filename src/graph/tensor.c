@@ -345,14 +345,6 @@ tkc_tensor *tkc_arange(tkc_ctx *ctx, tkc_dtype dt, double start, double stop, do
   return tkc_wrap(ctx, out);
 }
 
-/* splitmix64: a counter-based generator, so the same seed gives the same tensor */
-static uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
-
 tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape, uint64_t seed) {
   if (check_ctx_dtype("rand", ctx, dt) || check_shape("rand", ctx, ndim, shape, dt, 1)) return NULL;
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "rand: makes floats, not %s", tkc_dtype_name(dt));
@@ -361,9 +353,9 @@ tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape,
   size_t item = tkc_dtype_size(dt);
   unsigned char *host = tkc_malloc((size_t)n * item + 1);
   if (!host) return tkc_err_null(TKC_ENOMEM, "out of memory generating random numbers");
-  uint64_t key = mix64(seed);
+  uint64_t key = tkc_splitmix64(seed); /* splitmix64 as a counter-based generator: a seed gives one tensor */
   for (int64_t i = 0; i < n; i++) {
-    double u = (double)(mix64(key ^ mix64((uint64_t)i)) >> 11) * 0x1p-53; /* [0, 1) */
+    double u = (double)(tkc_splitmix64(key ^ tkc_splitmix64((uint64_t)i)) >> 11) * 0x1p-53; /* [0, 1) */
     tkc_value v = tkc_value_cast((tkc_value){.f = u}, TKC_FLOAT64, dt);
     if (v.f >= 1.0) v.f = 1.0 - (dt == TKC_FLOAT16 ? 0x1p-11 : dt == TKC_BFLOAT16 ? 0x1p-8 : dt == TKC_FLOAT32 ? 0x1p-24 : 0x1p-53);
     float f = (float)v.f;
@@ -425,7 +417,7 @@ tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes) {
   if (nbytes != (size_t)want) return tkc_err(TKC_EINVAL, "copy_in: %zu bytes given, the tensor has %zu", nbytes, (size_t)want);
   if (nbytes && !src) return tkc_err(TKC_EINVAL, "copy_in: NULL source");
   if (n->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINVAL, "copy_in: the tensor is not realized (realize it, or build it with tkc_tensor_new)");
-  if (!tkc_st_is_contiguous(n->st) || tkc_buffer_nbytes(n->rbuf->buf) != (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype))
+  if (!tkc_lazy_owns_buffer(n))
     return tkc_err(TKC_EINVAL, "copy_in: the tensor is a view of a larger or reordered buffer (copy it with tkc_contiguous and realize that)");
   return nbytes ? box_transfer(n->rbuf->buf, (void *)src, n->ctx, n->ndim, n->shape, n->dtype, 1) : TKC_OK;
 }
