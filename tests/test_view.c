@@ -46,7 +46,7 @@ static void check_st(const tkc_st *st, const href *model, const env *vars, const
   tkc_graph *g = tkc_graph_new();
   tkc_uop *idxs[TKC_MAX_DIMS], *index = NULL, *valid = NULL;
   env e = vars ? *vars : (env){0, {0}, {0}};
-  char names[TKC_MAX_DIMS][8];
+  char names[TKC_MAX_DIMS][16]; /* "i" and any int */
   for (int d = 0; d < model->ndim; d++) {
     snprintf(names[d], sizeof names[d], "i%d", d);
     idxs[d] = tkc_uop_var(g, names[d], 0, model->shape[d] > 0 ? model->shape[d] - 1 : 0);
