@@ -406,6 +406,10 @@ static void test_bad_inputs(void **state) {
   assert_int_equal(tkc_backward(tkc_sum(i, 0, NULL, 0)), TKC_EDTYPE);
   assert_int_equal(tkc_backward(tkc_sum(x, 0, NULL, 0)), TKC_EINVAL); /* nothing requires a gradient */
   assert_null(tkc_grad(NULL));
+  assert_int_equal(tkc_requires_grad_of(NULL), -1);
+  assert_int_equal(tkc_has_grad(NULL), -1);
+  assert_int_equal(tkc_requires_grad_of(x), 0);
+  assert_int_equal(tkc_has_grad(x), 0);
   assert_null(tkc_grad(x));
   assert_non_null(strstr(tkc_last_error(), "does not require a gradient"));
   assert_int_not_equal(tkc_zero_grad(NULL), TKC_OK);

@@ -213,6 +213,9 @@ static void test_bad_inputs(void **state) {
   tkc_optim *o = tkc_sgd_new(ctx, 1, &p, 0.1, 0, 0, 0);
   assert_non_null(o);
   assert_int_equal(tkc_optim_set_lr(o, -1), TKC_EINVAL);
+  assert_int_equal(tkc_optim_step_realize(NULL, 0, NULL), TKC_EINVAL);
+  assert_int_equal(tkc_optim_step_realize(o, -1, NULL), TKC_EINVAL);
+  assert_int_equal(tkc_optim_step_realize(o, 1, NULL), TKC_EINVAL);
   assert_int_equal(tkc_optim_step(o), TKC_OK); /* no gradient yet: nothing changes */
   float got[N];
   assert_int_equal(tkc_copy_out(p, got, sizeof got), TKC_OK);
