@@ -228,7 +228,11 @@ TKC_API tkc_tensor *tkc_dim_scalar(tkc_ctx *ctx, int64_t var);
  * none); the gradients are lazy tensors, computed when realized. It may be called after the loss
  * was realized (the computed nodes keep how they were computed while a gradient may pass through
  * them). tkc_grad(t): a new handle to t's gradient (TKC_EINVAL when t does not require one, or has
- * none: no backward since tkc_zero_grad, or the loss does not depend on it); tkc_zero_grad drops it.
+ * none: no backward yet, or the loss does not depend on it). Each leaf's gradient lives in a buffer
+ * of its own that every backward adds into in place, so a tkc_jit that captured backward without a
+ * zero_grad accumulates over its replays (gradient accumulation); tkc_zero_grad fills that buffer
+ * with zeros now (a kernel, captured too): the gradient is then zeros, not absent (torch's
+ * zero_grad(set_to_none=False): a replayed step could not bring back a gradient the host dropped).
  * tkc_gradient(y, n, wrt, grads): d y / d wrt[i] into new handles grads[i] (zeros for a tensor y
  * does not depend on), accumulating nothing; y unrealized or built from requires-grad leaves.
  * tkc_detach(t): the same values, through which no gradient flows.
@@ -247,8 +251,8 @@ TKC_API tkc_tensor *tkc_detach(tkc_tensor *t);
 /* ---------------------------------------------------------------- optimizers
  * tinygrad's nn/optim.py over parameters that require gradients (TKC_EINVAL naming the one that
  * does not, with its shape and dtype; TKC_EDTYPE for a non-float one). tkc_optim_step updates every
- * parameter that has a gradient (others are left as they are) and its state in place (tkc_assign),
- * all in one schedule; tkc_optim_zero_grad drops the gradients. The learning rate (tkc_optim_set_lr)
+ * parameter that has a gradient (one that never had one is left as it is) and its state in place (tkc_assign),
+ * all in one schedule; tkc_optim_zero_grad zeroes the gradients (tkc_zero_grad). The learning rate (tkc_optim_set_lr)
  * and Adam's beta powers live on the device, so a step captured in a tkc_jit replays with the
  * current learning rate. The optimizer holds its own handles to the parameters.
  *   SGD:   g += wd p;  b = momentum b + g;  g = nesterov ? g + momentum b : b;  p -= lr g

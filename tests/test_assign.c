@@ -189,6 +189,111 @@ static void test_captured_sgd(void **state) {
   }
 }
 
+/* ---------------------------------------------------------------- gradient accumulation under replay */
+
+/* backward only: the gradients add up over calls (tinygrad#13642 replayed the capture-time sum) */
+static tkc_status accumulate(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)ctx, (void)nin, (void)nout;
+  model *m = user;
+  tkc_tensor *d = tkc_sub(tkc_add(tkc_matmul(in[0], m->w), m->b), in[1]);
+  tkc_tensor *loss = tkc_mean(tkc_mul(d, d), 0, NULL, 0);
+  tkc_status st = tkc_backward(loss);
+  tkc_tensor *all[3] = {loss, tkc_grad(m->w), tkc_grad(m->b)};
+  if (!st) st = tkc_realize_all(3, all);
+  tkc_tensor_free(all[1]), tkc_tensor_free(all[2]);
+  out[0] = loss;
+  return st;
+}
+
+/* an SGD step with the accumulated gradients, then zero_grad (captured: a fill kernel) */
+static tkc_status apply(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)in, (void)nin, (void)nout;
+  model *m = user;
+  tkc_tensor *lr = tkc_scalar(ctx, TKC_FLOAT32, m->lr), *gw = tkc_grad(m->w), *gb = tkc_grad(m->b);
+  tkc_status st = tkc_assign(m->w, tkc_sub(m->w, tkc_mul(gw, lr)));
+  if (!st) st = tkc_assign(m->b, tkc_sub(m->b, tkc_mul(gb, lr)));
+  tkc_tensor *all[2] = {m->w, m->b};
+  if (!st) st = tkc_realize_all(2, all);
+  if (!st) st = tkc_zero_grad(m->w);
+  if (!st) st = tkc_zero_grad(m->b);
+  out[0] = tkc_mul(m->b, tkc_scalar(ctx, TKC_FLOAT32, 1)); /* (a jit returns something) */
+  return st;
+}
+
+/* d mean((x w + b - t)^2) added into gw, gb */
+static void host_grads(const float *w, const float *b, const float *x, const float *t, float *gw, float *gb) {
+  for (int i = 0; i < 4; i++)
+    for (int j = 0; j < 2; j++) {
+      float y = b[j];
+      for (int k = 0; k < 3; k++) y += x[i * 3 + k] * w[k * 2 + j];
+      float dd = (y - t[i * 2 + j]) * 2 / 8;
+      for (int k = 0; k < 3; k++) gw[k * 2 + j] += dd * x[i * 3 + k];
+      gb[j] += dd;
+    }
+}
+
+static void expect_near(const char *what, tkc_tensor *t, const float *want, int n) {
+  float got[8];
+  tkc_status st = tkc_copy_out(t, got, (size_t)n * sizeof *got);
+  if (st) printf("%s: %s\n", what, tkc_last_error());
+  assert_int_equal(st, TKC_OK);
+  for (int i = 0; i < n; i++) {
+    if (!(fabsf(got[i] - want[i]) < 1e-5f)) printf("%s[%d]: %g, want %g\n", what, i, got[i], want[i]);
+    assert_true(fabsf(got[i] - want[i]) < 1e-5f);
+  }
+}
+
+static void test_captured_accumulation(void **state) {
+  (void)state;
+  for (size_t d = 0; d < NDEV; d++) {
+    if (!tkc_device_available(DEVICES[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(DEVICES[d]);
+    float w[6] = {0.1f, -0.2f, 0.3f, 0.05f, -0.1f, 0.2f}, b[2] = {0.01f, -0.02f}, gw[6] = {0}, gb[2] = {0};
+    model m = {tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){3, 2}, w), tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){2}, b), 0.1f};
+    tkc_requires_grad(m.w, 1), tkc_requires_grad(m.b, 1);
+    tkc_jit *acc = tkc_jit_new(ctx, accumulate, &m), *step = tkc_jit_new(ctx, apply, &m);
+    /* 3 batches, a step, 2 batches, a zero_grad outside the jits, 2 batches, a step */
+    static const char plan[] = "aaasaazaas";
+    int kernels = 0;
+    for (int k = 0; plan[k]; k++) {
+      tkc_tensor *out = NULL;
+      if (plan[k] == 'a') {
+        float x[12], t[8];
+        for (int i = 0; i < 12; i++) x[i] = (float)sin(k * 12 + i);
+        for (int i = 0; i < 8; i++) t[i] = (float)cos(k * 8 + i);
+        tkc_tensor *in[2] = {tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){4, 3}, x), tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){4, 2}, t)};
+        assert_int_equal(tkc_jit_run(acc, in, 2, &out, 1), TKC_OK);
+        if (!kernels) kernels = tkc_jit_kernels(acc);
+        host_grads(w, b, x, t, gw, gb);
+        tkc_tensor *g[2] = {tkc_grad(m.w), tkc_grad(m.b)};
+        expect_near("accumulated grad w", g[0], gw, 6);
+        expect_near("accumulated grad b", g[1], gb, 2);
+        tkc_tensor_free(g[0]), tkc_tensor_free(g[1]), tkc_tensor_free(in[0]), tkc_tensor_free(in[1]);
+      } else if (plan[k] == 's') {
+        tkc_status st = tkc_jit_run(step, NULL, 0, &out, 1);
+        if (st) printf("%s: %s\n", DEVICES[d], tkc_last_error());
+        assert_int_equal(st, TKC_OK);
+        for (int i = 0; i < 6; i++) w[i] -= m.lr * gw[i], gw[i] = 0;
+        for (int i = 0; i < 2; i++) b[i] -= m.lr * gb[i], gb[i] = 0;
+        expect_near("w after the step", m.w, w, 6);
+        expect_near("b after the step", m.b, b, 2);
+        tkc_tensor *gz = tkc_grad(m.w); /* zeroed by the replayed fill kernel */
+        expect_near("grad w after the step", gz, gw, 6);
+        tkc_tensor_free(gz);
+      } else {
+        assert_int_equal(tkc_zero_grad(m.w), TKC_OK);
+        assert_int_equal(tkc_zero_grad(m.b), TKC_OK);
+        for (int i = 0; i < 6; i++) gw[i] = 0;
+        for (int i = 0; i < 2; i++) gb[i] = 0;
+      }
+      tkc_tensor_free(out);
+    }
+    assert_int_equal(tkc_jit_kernels(acc), kernels); /* replayed, nothing built after the capture */
+    tkc_jit_free(acc), tkc_jit_free(step);
+    tkc_ctx_free(ctx);
+  }
+}
+
 static void test_bad_inputs(void **state) {
   (void)state;
   static const float v[] = {1, 2, 3, 4};
@@ -229,7 +334,7 @@ static void test_bad_inputs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_in_place), cmocka_unit_test(test_old_values_first), cmocka_unit_test(test_gradient_kept),
-      cmocka_unit_test(test_captured_sgd), cmocka_unit_test(test_bad_inputs),
+      cmocka_unit_test(test_captured_sgd), cmocka_unit_test(test_captured_accumulation), cmocka_unit_test(test_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

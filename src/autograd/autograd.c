@@ -1,7 +1,9 @@
 /* The gradient API on tensors (tkc.h "gradients"): requires_grad, backward, grad, gradient, detach,
  * zero_grad. The walk and the rules are gradient.c's. */
 #include <string.h>
+#include "autograd/autograd.h"
 #include "autograd/gradient.h"
+#include "engine/engine.h"
 #include "graph/tensor_internal.h"
 
 /* TKC_ESHAPE unless t (checked) has one element */
@@ -32,17 +34,38 @@ typedef struct accum {
   tkc_status st;
 } accum;
 
+/* The first gradient of a leaf gets a zero-filled buffer of its own, and every backward adds into
+ * that buffer in place (an assign): a captured step then accumulates on replay as it did when
+ * captured (tinygrad#13642: a new gradient tensor per backward replayed the capture-time sum).
+ * Leaves with variable-size dims keep a lazy sum (assign needs a fixed-size buffer). */
 static void add_into(tkc_lazy *leaf, tkc_lazy *g, void *ctx) {
   accum *a = ctx;
   a->found++;
   if (a->st) return;
-  if (!leaf->grad) {
-    a->st = tkc_lazy_set_grad(leaf, g);
+  tkc_lazy *old = leaf->grad;
+  if (tkc_shape_is_symbolic(leaf->ndim, leaf->shape)) {
+    tkc_lazy *s[2] = {old, g}, *sum = old ? tkc_lz_alu(TKC_OP_ADD, 2, s) : g;
+    if (old && !sum) a->st = tkc_last_status();
+    else a->st = tkc_lazy_set_grad(leaf, sum);
+    if (old) tkc_lazy_unref(sum);
     return;
   }
-  tkc_lazy *s[2] = {leaf->grad, g}, *sum = tkc_lz_alu(TKC_OP_ADD, 2, s);
-  a->st = sum ? tkc_lazy_set_grad(leaf, sum) : tkc_last_status();
-  tkc_lazy_unref(sum);
+  tkc_lazy *buf = old;
+  if (!buf) { /* zeros, realized */
+    tkc_tensor *z = tkc_tensor_new(leaf->ctx, leaf->dtype, leaf->ndim, leaf->shape, NULL);
+    if (!z) {
+      a->st = tkc_last_status();
+      return;
+    }
+    buf = z->node;
+    tkc_lazy_ref(buf);
+    tkc_tensor_free(z);
+  }
+  tkc_lazy *s[2] = {buf, g}, *sum = tkc_lz_alu(TKC_OP_ADD, 2, s), *in_place = sum ? tkc_lazy_assign(buf, sum) : NULL;
+  a->st = in_place ? tkc_lazy_set_grad(leaf, in_place) : tkc_last_status();
+  if (!a->st && old) tkc_ctx_redirect(leaf->ctx, old, in_place); /* handles from tkc_grad see the sum */
+  if (!old) tkc_lazy_unref(buf);
+  tkc_lazy_unref(sum), tkc_lazy_unref(in_place);
 }
 
 static tkc_lazy *ones_like(const tkc_lazy *n) { return tkc_lz_const(n->ctx, n->dtype, 1, n->ndim, n->shape); }
@@ -64,7 +87,7 @@ tkc_status tkc_backward(tkc_tensor *loss) {
 
 int tkc_requires_grad_of(const tkc_tensor *t) { return tkc_check(t) ? -1 : t->node->requires_grad; }
 
-int tkc_has_grad(const tkc_tensor *t) { return tkc_check(t) ? -1 : t->node->grad != NULL; }
+int tkc_has_grad(const tkc_tensor *t) { return tkc_check(t) ? -1 : t->node->requires_grad && t->node->grad != NULL; }
 
 tkc_tensor *tkc_grad(tkc_tensor *t) {
   if (tkc_check(t)) return NULL;
@@ -73,17 +96,49 @@ tkc_tensor *tkc_grad(tkc_tensor *t) {
     return tkc_err_null(TKC_EINVAL, "grad: the %s tensor of shape %s does not require a gradient (tkc_requires_grad)", tkc_dtype_str(n->dtype),
                         TKC_NODE_SHAPE(n));
   if (!n->grad)
-    return tkc_err_null(TKC_EINVAL, "grad: the %s tensor of shape %s has no gradient: no tkc_backward since tkc_zero_grad, or the loss does not depend on it",
+    return tkc_err_null(TKC_EINVAL, "grad: the %s tensor of shape %s has no gradient: no tkc_backward yet, or the loss does not depend on it",
                         tkc_dtype_str(n->dtype), TKC_NODE_SHAPE(n));
   tkc_lazy_ref(n->grad);
   return tkc_wrap(t->ctx, n->grad);
 }
 
-tkc_status tkc_zero_grad(tkc_tensor *t) {
-  if (tkc_check(t)) return tkc_last_status();
-  tkc_lazy_set_grad(t->node, NULL);
-  return TKC_OK;
+/* A gradient buffer is filled with zeros by a kernel (run now, so a capture records it): the next
+ * backward adds into zeros wherever it runs, replays included. The gradient stays (zeros: torch's
+ * zero_grad(set_to_none=False)), as a replay could not bring back a gradient the host dropped. A
+ * lazy gradient (variable-size dims) is dropped. */
+tkc_status tkc_zero_grads(int n, tkc_tensor *const *ts) {
+  tkc_lazy **fill = tkc_calloc((size_t)(n > 0 ? n : 1), sizeof *fill);
+  if (!fill) return tkc_err(TKC_ENOMEM, "zero_grad: out of memory");
+  int nfill = 0;
+  tkc_status st = TKC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    if (tkc_check(ts[i])) {
+      st = tkc_last_status();
+      break;
+    }
+    tkc_lazy *x = ts[i]->node, *g = x->grad;
+    if (!g) continue;
+    if (!g->target && !tkc_lazy_owns_buffer(g)) {
+      tkc_lazy_set_grad(x, NULL);
+      continue;
+    }
+    tkc_lazy *zero = tkc_lz_const(x->ctx, g->dtype, 0, g->ndim, g->shape), *a = zero ? tkc_lazy_assign(g, zero) : NULL;
+    tkc_lazy_unref(zero);
+    if (!a || (st = tkc_lazy_set_grad(x, a))) {
+      st = tkc_last_status();
+      tkc_lazy_unref(a);
+      break;
+    }
+    tkc_ctx_redirect(x->ctx, g, a);
+    fill[nfill++] = a; /* (x holds it) */
+  }
+  if (!st && nfill) st = tkc_lazy_realize_all(nfill, fill);
+  for (int i = 0; i < nfill; i++) tkc_lazy_unref(fill[i]);
+  tkc_free(fill);
+  return st;
 }
+
+tkc_status tkc_zero_grad(tkc_tensor *t) { return tkc_zero_grads(1, &t); }
 
 /* ---------------------------------------------------------------- gradient: functional */
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include "autograd/gradient.h"
 #include "graph/tensor_internal.h"
+#include "tkc/ops_nn.h"
 
 /* ---------------------------------------------------------------- building gradient nodes */
 
@@ -203,6 +204,49 @@ static tkc_lazy *window_grad(gctx *c, tkc_lazy *g, const tkc_lazy *x, int64_t kh
   return sum;
 }
 
+/* ---------------------------------------------------------------- composites by their own rules */
+
+/* a node as a temporary handle for the tensor API (its own reference) */
+static tkc_tensor *handle(tkc_lazy *n) {
+  tkc_lazy_ref(n);
+  return tkc_wrap(n->ctx, n);
+}
+/* the node of t (a result of the tensor API), kept for the walk; frees the handles in tmp */
+static tkc_lazy *take(gctx *c, tkc_tensor *t, tkc_tensor **tmp, int ntmp) {
+  tkc_lazy *n = t ? t->node : NULL;
+  if (n) tkc_lazy_ref(n);
+  tkc_tensor_free(t);
+  for (int i = 0; i < ntmp; i++) tkc_tensor_free(tmp[i]);
+  return keep(c, n);
+}
+
+/* tkc_conv2d (x (N,C,H,W), w (O,C,KH,KW), stride s, padding p). Through the decomposition dx is a
+ * (N,C,OH,OW,KH,KW) product summed over O and then shifted KH*KW ways, dw a reduce over strided
+ * axes; as convolutions both get the forward conv's register tiles:
+ *   dx = conv_transpose2d(g, w), stride s, pad p, output_padding the rows the forward's floor left
+ *   dw = x correlated with g: conv2d_ex(x^T (C,N,H,W), g^T (O,N,OH,OW)), pad p, dilation s ->
+ *        (C, O, >= KH, >= KW), cut to KH x KW and transposed to (O, C, KH, KW) */
+static int g_conv2d(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  int s = (int)in->r->arg[0], p = (int)in->r->arg[1];
+  const tkc_lazy *x = X, *w = Y;
+  int64_t kh = w->shape[2], kw = w->shape[3];
+  int opad[2] = {(int)(x->shape[2] + 2 * p - kh - (G->shape[2] - 1) * s), (int)(x->shape[3] + 2 * p - kw - (G->shape[3] - 1) * s)};
+  tkc_tensor *t[9] = {handle(G), handle(X), handle(Y)};
+  /* g in a buffer: both convolutions read each element KH*KW*channels times, and g is often an
+   * expression (an activation's gradient) that would be recomputed for every read */
+  t[8] = t[0], t[0] = t[0] ? tkc_contiguous(t[0]) : NULL;
+  t[3] = t[0] && t[2] ? tkc_conv_transpose2d(t[0], t[2], NULL, (const int[]){s, s}, (const int[]){p, p}, opad, NULL, 1) : NULL;
+  gs[0] = cast(c, take(c, t[3], NULL, 0), x->dtype);
+  const int swap[4] = {1, 0, 2, 3};
+  t[4] = t[1] ? tkc_permute(t[1], swap) : NULL;
+  t[5] = t[0] ? tkc_permute(t[0], swap) : NULL;
+  t[6] = t[4] && t[5] ? tkc_conv2d_ex(t[4], t[5], NULL, NULL, (const int[]){p, p, p, p}, (const int[]){s, s}, 1) : NULL;
+  t[7] = t[6] ? tkc_shrink(t[6], (const int64_t[]){0, x->shape[1], 0, w->shape[0], 0, kh, 0, kw}) : NULL;
+  tkc_tensor *dw = t[7] ? tkc_permute(t[7], swap) : NULL;
+  gs[1] = cast(c, take(c, dw, t, 9), w->dtype);
+  return 0;
+}
+
 /* movement ops by their inverse: RESHAPE back, PERMUTE by the inverse order, PAD <-> SHRINK, FLIP,
  * EXPAND -> a sum over the expanded axes */
 static int g_move(gctx *c, const grule_in *in, tkc_lazy **gs) {
@@ -256,6 +300,8 @@ static const struct grule {
     {TKC_LZ_ALU, TKC_OP_THREEFRY, g_none},
     {TKC_LZ_CAST, -1, g_cast},             {TKC_LZ_BITCAST, -1, g_none},          {TKC_LZ_REDUCE, -1, g_reduce},
     {TKC_LZ_MOVE, -1, g_move},             {TKC_LZ_CONTIGUOUS, -1, g_pass},
+    /* composites with rules of their own */
+    {TKC_LZ_COMPOSITE, TKC_COMP_CONV2D, g_conv2d},
 };
 
 static grule_fn rule_for(const tkc_lazy *r) {
@@ -266,8 +312,8 @@ static grule_fn rule_for(const tkc_lazy *r) {
 
 /* ---------------------------------------------------------------- the walk */
 
-/* how a node was computed: itself, or the recipe a realized one kept */
-static const tkc_lazy *how(const tkc_lazy *n) { return n->kind == TKC_LZ_BUFFER && n->recipe ? n->recipe : n; }
+/* how a node was computed: as a composite op, itself, or the recipe a realized one kept */
+static const tkc_lazy *how(const tkc_lazy *n) { return n->composite ? n->composite : n->kind == TKC_LZ_BUFFER && n->recipe ? n->recipe : n; }
 /* its sources for the walk: none past a tkc_detach */
 static int nsrc_of(const tkc_lazy *n) { return n->detached ? 0 : how(n)->nsrc; }
 

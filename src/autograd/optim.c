@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include "autograd/autograd.h"
 #include "base/common.h"
 #include "tkc.h"
 
@@ -117,11 +118,7 @@ tkc_status tkc_optim_set_lr(tkc_optim *o, double lr) {
 
 tkc_status tkc_optim_zero_grad(tkc_optim *o) {
   if (!o) return tkc_err(TKC_EINVAL, "optim_zero_grad: NULL optimizer");
-  for (int i = 0; i < o->n; i++) {
-    tkc_status st = tkc_zero_grad(o->params[i]);
-    if (st) return st;
-  }
-  return TKC_OK;
+  return tkc_zero_grads(o->n, o->params);
 }
 
 /* ---------------------------------------------------------------- one step */

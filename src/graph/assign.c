@@ -10,6 +10,33 @@
 #include "graph/tensor_internal.h"
 
 
+/* TKC_EINVAL unless d owns its whole buffer (a pending assign's target is such a buffer) */
+static tkc_status assignable(const tkc_lazy *d) {
+  if (d->target || tkc_lazy_owns_buffer(d)) return TKC_OK;
+  return tkc_err(TKC_EINVAL, "assign: the %s tensor of shape %s does not own its whole buffer (a lazy result or a view): realize it, or "
+                 "assign to the tensor it is a view of", tkc_dtype_str(d->dtype), TKC_NODE_SHAPE(d));
+}
+
+tkc_lazy *tkc_lazy_assign(tkc_lazy *d, tkc_lazy *v) {
+  if (assignable(d)) return NULL;
+  tkc_lazy *a = tkc_lazy_new(d->ctx, TKC_LZ_CONTIGUOUS, d->dtype, d->ndim, d->shape);
+  if (!a) return NULL;
+  tkc_lazy_set_src(a, 0, v);
+  a->target = d->target ? d->target : d->rbuf;
+  a->target->refs++;
+  a->target->in_place = true;
+  return a;
+}
+
+void tkc_ctx_redirect(tkc_ctx *ctx, tkc_lazy *from, tkc_lazy *to) {
+  for (tkc_tensor *h = ctx->live; h; h = h->next)
+    if (h->node == from) {
+      tkc_lazy_ref(to);
+      h->node = to;
+      tkc_lazy_unref(from);
+    }
+}
+
 tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   if (tkc_check(dst) || tkc_check(value)) return tkc_last_status();
   tkc_lazy *d = dst->node, *v = value->node;
@@ -19,16 +46,10 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
                    tkc_dtype_str(d->dtype), TKC_NODE_SHAPE(d), tkc_dtype_str(v->dtype), TKC_NODE_SHAPE(v));
   if (tkc_shape_is_symbolic(d->ndim, d->shape))
     return tkc_err(TKC_EUNSUPPORTED, "assign: dst has variable-size dims %s (assign to a fixed-size tensor)", TKC_NODE_SHAPE(d));
-  if (!d->target && !tkc_lazy_owns_buffer(d)) /* (a pending assign's target is such a buffer) */
-    return tkc_err(TKC_EINVAL, "assign: the %s tensor of shape %s does not own its whole buffer (a lazy result or a view): realize it, or "
-                   "assign to the tensor it is a view of", tkc_dtype_str(d->dtype), TKC_NODE_SHAPE(d));
+  if (assignable(d)) return tkc_last_status();
   if (v == d) return TKC_OK;
-  tkc_lazy *a = tkc_lazy_new(d->ctx, TKC_LZ_CONTIGUOUS, d->dtype, d->ndim, d->shape);
+  tkc_lazy *a = tkc_lazy_assign(d, v);
   if (!a) return tkc_last_status();
-  tkc_lazy_set_src(a, 0, v);
-  a->target = d->target ? d->target : d->rbuf;
-  a->target->refs++;
-  a->target->in_place = true;
   /* the tensor stays what it was for gradients: a leaf, its gradient kept */
   a->requires_grad = d->requires_grad;
   if (a->requires_grad) a->needs_grad = 0;
@@ -38,12 +59,7 @@ tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value) {
   }
   tkc_lazy_set_grad(d, NULL);
   /* every handle to the tensor is the tensor: they all see the assign (an optimizer's, the caller's) */
-  for (tkc_tensor *h = dst->ctx->live; h; h = h->next)
-    if (h->node == d) {
-      tkc_lazy_ref(a);
-      h->node = a;
-      tkc_lazy_unref(d);
-    }
+  tkc_ctx_redirect(dst->ctx, d, a);
   tkc_lazy_unref(a); /* (the handles hold it) */
   return TKC_OK;
 }

@@ -139,7 +139,7 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
     return tkc_err_null(TKC_ESHAPE, "conv2d: x %s, w %s, stride %d, padding %d: the padded input (%lldx%lld) or its windows overflow 64 bits in size",
                         TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), stride, padding, (long long)hp, (long long)wp);
   int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
-  int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, bs[7] = {1, o, 1, 1, 1, 1, 1}, out[4] = {nb, o, oh, ow};
+  int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, out[4] = {nb, o, oh, ow};
   int axes[3] = {2, 5, 6};
   tkc_tensor *t[9] = {0};
   t[0] = tkc_pad(x, pads, 0);
@@ -154,9 +154,11 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   tkc_tensor_free(wl);
   t[6] = mul_sum(t[2], t[3], 3, axes, tkc_least_upper_dtype(xn->dtype, wn->dtype));
   t[2] = t[3] = NULL; /* taken */
-  t[7] = bias ? reshape_to(bias, 7, bs) : NULL;
-  t[8] = t[6] && bias ? tkc_add(t[6], t[7]) : NULL;
-  tkc_tensor *r = reshape_to(bias ? t[8] : t[6], 4, out);
+  t[7] = reshape_to(t[6], 4, out);
+  if (t[7]) tkc_lazy_mark_composite(t[7]->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);
+  t[8] = t[7] && bias ? reshape_to(bias, 4, (const int64_t[]){1, o, 1, 1}) : NULL;
+  tkc_tensor *r = !bias ? t[7] : t[8] ? tkc_add(t[7], t[8]) : NULL;
+  if (!bias) t[7] = NULL; /* returned */
   drop(t, 9);
   return r;
 }

@@ -91,8 +91,15 @@ typedef enum tkc_lz_kind {
   TKC_LZ_BITCAST,
   TKC_LZ_REDUCE,     /* op (ADD, MAX) over the axes in arg (keepdim shape) */
   TKC_LZ_MOVE,       /* op (RESHAPE .. FLIP, or WINDOW) with arg */
-  TKC_LZ_CONTIGUOUS  /* a kernel boundary */
+  TKC_LZ_CONTIGUOUS, /* a kernel boundary */
+  TKC_LZ_COMPOSITE   /* never computed: the record of a composite op (op: tkc_composite_op) over src with
+                        arg, held by its output's composite field for the backward pass */
 } tkc_lz_kind;
+
+/* composites the backward pass differentiates by a rule of their own (autograd/gradient.c) */
+typedef enum tkc_composite_op {
+  TKC_COMP_CONV2D /* src x, w; arg stride, padding (tkc_conv2d) */
+} tkc_composite_op;
 
 #define TKC_MOVE_WINDOW (-1) /* the move op of tkc_st_window */
 
@@ -126,6 +133,8 @@ struct tkc_lazy {
   uint8_t needs_grad;         /* a source (or theirs) requires a gradient */
   uint8_t detached;           /* tkc_detach: gradients stop here */
   tkc_rbuf *target;           /* tkc_assign: the buffer this node's kernel writes (dst's), not a new one */
+  tkc_lazy *composite;        /* the output of a composite op: its TKC_LZ_COMPOSITE record (kept when
+                                 realized), differentiated by its own rule, not through its nodes */
 };
 
 TKC_HIDDEN tkc_lazy *tkc_lazy_new(struct tkc_ctx *ctx, tkc_lz_kind kind, tkc_dtype dt, int ndim, const int64_t *shape);
@@ -137,6 +146,15 @@ TKC_HIDDEN void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src); /* takes a 
  * drops them all (tkc_ctx_drop_grads). TKC_ENOMEM (nothing changed) when the list cannot grow. */
 TKC_HIDDEN tkc_status tkc_lazy_set_grad(tkc_lazy *n, tkc_lazy *g);
 TKC_HIDDEN void tkc_ctx_drop_grads(struct tkc_ctx *ctx);
+/* Records on out that it is the output of composite op over src (with arg): the backward pass then
+ * uses the composite's rule instead of its decomposition. Only when a source needs gradients; a
+ * failure to record (no memory) is no error: the decomposition's gradient is right, only slower. */
+TKC_HIDDEN void tkc_lazy_mark_composite(tkc_lazy *out, tkc_composite_op op, int nsrc, tkc_lazy *const *src, const int64_t *arg, int narg);
+/* assign.c: a node that writes v into the buffer d holds (d owns its whole buffer or is a pending
+ * assign; same dtype and shape), a new reference; NULL with TKC_EINVAL when d has no such buffer.
+ * tkc_ctx_redirect: every handle of ctx on from is on to from now on. */
+TKC_HIDDEN tkc_lazy *tkc_lazy_assign(tkc_lazy *d, tkc_lazy *v);
+TKC_HIDDEN void tkc_ctx_redirect(struct tkc_ctx *ctx, tkc_lazy *from, tkc_lazy *to);
 /* n is a BUFFER that sees its whole buffer contiguously (writable in place: copy_in, assign). */
 TKC_HIDDEN bool tkc_lazy_owns_buffer(const tkc_lazy *n);
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */

@@ -115,8 +115,8 @@ void tkc_lazy_unref(tkc_lazy *n) {
       st[depth++] = x->src[i];
     }
     if (x->grad) unlist_graded(x);
-    tkc_lazy *extra[2] = {x->recipe, x->grad};
-    for (int i = 0; i < 2; i++) {
+    tkc_lazy *extra[3] = {x->recipe, x->grad, x->composite};
+    for (int i = 0; i < 3; i++) {
       if (!extra[i]) continue;
       if (depth == cap) { tkc_lazy_unref(extra[i]); continue; } /* rare: recurse for this one */
       st[depth++] = extra[i];
@@ -134,6 +134,21 @@ void tkc_lazy_set_src(tkc_lazy *n, int i, tkc_lazy *src) {
   tkc_lazy_ref(src);
   n->src[i] = src;
   if (i >= n->nsrc) n->nsrc = i + 1;
+}
+
+void tkc_lazy_mark_composite(tkc_lazy *out, tkc_composite_op op, int nsrc, tkc_lazy *const *src, const int64_t *arg, int narg) {
+  bool needed = false;
+  for (int i = 0; i < nsrc; i++) needed |= src[i]->requires_grad || src[i]->needs_grad;
+  if (!out || !needed || out->composite || nsrc > 3 || narg > 2 * TKC_MAX_DIMS) return;
+  tkc_lazy *r = tkc_lazy_new(out->ctx, TKC_LZ_COMPOSITE, out->dtype, out->ndim, out->shape);
+  if (!r) {
+    tkc_clear_error();
+    return;
+  }
+  r->op = (int)op;
+  for (int i = 0; i < nsrc; i++) tkc_lazy_set_src(r, i, src[i]);
+  memcpy(r->arg, arg, sizeof(int64_t) * (size_t)narg);
+  out->composite = r;
 }
 
 bool tkc_lazy_owns_buffer(const tkc_lazy *n) {

@@ -68,8 +68,14 @@ typedef struct tkc_users {
   size_t cap, used;
   const tkc_lazy **key;
   int *count;   /* readers, seen through movement ops (a reshape of x read twice: x has 2) */
-  char *seen;   /* visited by the walk */
+  char *seen;   /* visited by the walk; | ROOT_NODE, | SHARED_KNOWN (| SHARED_YES): epilogue_shared's answer */
+  /* the readers of the node in slot k: reader[rstart[k] .. rstart[k + 1]), through a view other
+   * than reshapes where rview is set (count_users only) */
+  size_t *rstart;
+  const tkc_lazy **reader;
+  char *rview;
 } tkc_users;
+enum { ROOT_NODE = 2, SHARED_KNOWN = 4, SHARED_YES = 8 };
 
 static size_t users_slot(const tkc_users *u, const tkc_lazy *n) {
   size_t i = ((uintptr_t)n >> 4) * 0x9E3779B97F4A7C15ull & (u->cap - 1);
@@ -88,6 +94,7 @@ static void users_free(tkc_users *u) {
   tkc_free(u->key);
   tkc_free(u->count);
   tkc_free(u->seen);
+  tkc_free(u->rstart), tkc_free(u->reader), tkc_free(u->rview);
   tkc_free(u);
 }
 
@@ -124,6 +131,8 @@ static size_t users_entry(tkc_users *u, const tkc_lazy *n) {
   return k;
 }
 
+static int index_readers(tkc_users *u);
+
 /* Counts the readers of every node below the roots (down to buffers). On failure (memory) the counts are
  * simply absent: every reduce then fuses as before. */
 static tkc_users *count_users(int nroots, tkc_lazy *const *roots) {
@@ -159,12 +168,47 @@ static tkc_users *count_users(int nroots, tkc_lazy *const *roots) {
       stack[sp++] = c;
     }
   }
+  for (int r = 0; r < nroots; r++) u->seen[users_slot(u, roots[r])] |= ROOT_NODE;
   tkc_free(stack);
+  if (index_readers(u)) tkc_free(u->rstart), u->rstart = NULL; /* no memory: no epilogue sharing found */
   return u;
 fail:
   tkc_free(stack);
   users_free(u);
   return NULL;
+}
+
+/* a reader's view of c: its base (past movement ops), and whether a move other than a reshape is on the way */
+static const tkc_lazy *view_base(const tkc_lazy *c, char *view) {
+  *view = 0;
+  for (; c->kind == TKC_LZ_MOVE; c = c->src[0]) *view |= c->op != TKC_OP_RESHAPE;
+  return c;
+}
+
+/* fills rstart/reader/rview from the counted map (two passes: sizes, then entries) */
+static int index_readers(tkc_users *u) {
+  if (!(u->rstart = tkc_calloc(u->cap + 1, sizeof *u->rstart))) return -1;
+  for (int pass = 0; pass < 2; pass++) {
+    for (size_t j = 0; j < u->cap; j++) {
+      const tkc_lazy *n = u->key[j];
+      if (!n || n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_MOVE) continue;
+      for (int i = 0; i < n->nsrc; i++) {
+        char view;
+        size_t k = users_slot(u, view_base(n->src[i], &view));
+        if (!u->key[k]) continue;
+        if (pass == 0) u->rstart[k + 1]++;
+        else u->reader[u->rstart[k]] = n, u->rview[u->rstart[k]++] = view;
+      }
+    }
+    if (pass == 0) {
+      for (size_t k = 0; k < u->cap; k++) u->rstart[k + 1] += u->rstart[k];
+      size_t total = u->rstart[u->cap] ? u->rstart[u->cap] : 1;
+      if (!(u->reader = tkc_malloc(total * sizeof *u->reader)) || !(u->rview = tkc_malloc(total))) return -1;
+    }
+  }
+  for (size_t k = u->cap; k > 0; k--) u->rstart[k] = u->rstart[k - 1]; /* the fill moved each start to the next one's */
+  u->rstart[0] = 0;
+  return 0;
 }
 
 /* Cuts before scheduling, found by one iterative (post-order) walk of t, so that no kernel is too
@@ -297,7 +341,51 @@ done:
 
 /* a reduce read by several nodes is computed once, by a kernel of its own (tinygrad's
  * group_realizes): fusing it into each reader would run its loop once per reader */
-static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) { return n->kind == TKC_LZ_REDUCE && users_of(s, n) > 1; }
+static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r);
+static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) {
+  return n->kind == TKC_LZ_REDUCE && (users_of(s, n) > 1 || epilogue_shared(s, n));
+}
+
+/* Whether the elementwise ops over reduce r (its epilogue) are read by more than one kernel: fused
+ * into each, r's loop would run once per kernel (a conv whose output feeds the activation and, in
+ * the backward pass, the activation's gradient). The readers are followed up through elementwise
+ * ops to where kernels start (a reduce, a view other than a reshape, a CONTIGUOUS, an output); two
+ * or more such places: shared. Reads of one value within one expression (gelu's x) are one place.
+ * Past a budget of nodes, not shared (fusing is always right). */
+static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
+  tkc_users *u = s->users;
+  if (!u || !u->rstart) return 0;
+  size_t kr = users_slot(u, r);
+  if (!u->key[kr]) return 0;
+  if (u->seen[kr] & SHARED_KNOWN) return (u->seen[kr] & SHARED_YES) != 0;
+  enum { BUDGET = 256 };
+  const tkc_lazy *todo[BUDGET], *seen[BUDGET], *ends[2];
+  int ntodo = 0, nseen = 0, nends = 0, shared = 0;
+  todo[ntodo++] = r;
+  while (ntodo && !shared) {
+    size_t k = users_slot(u, todo[--ntodo]);
+    for (size_t e = u->rstart[k]; e < u->rstart[k + 1] && !shared; e++) {
+      const tkc_lazy *p = u->reader[e];
+      size_t kp = users_slot(u, p);
+      bool end = u->rview[e] || (p->kind != TKC_LZ_ALU && p->kind != TKC_LZ_CAST && p->kind != TKC_LZ_BITCAST) || (u->seen[kp] & ROOT_NODE);
+      if (end) {
+        if (nends == 0 || ends[0] != p) ends[nends++] = p;
+        shared = nends > 1;
+        continue;
+      }
+      int known = 0;
+      for (int i = 0; i < nseen && !known; i++) known = seen[i] == p;
+      if (known) continue;
+      if (nseen == BUDGET) { /* too far to tell */
+        ntodo = 0;
+        break;
+      }
+      seen[nseen++] = p, todo[ntodo++] = p;
+    }
+  }
+  u->seen[kr] |= SHARED_KNOWN | (shared ? SHARED_YES : 0);
+  return shared;
+}
 
 /* ---------------------------------------------------------------- memo */
 

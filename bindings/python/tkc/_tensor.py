@@ -562,7 +562,7 @@ class Tensor(NNOps):
     @property
     def grad(self):
         """The accumulated gradient (a new lazy tensor), or None when there is none: the tensor does not
-        require one, no backward() since zero_grad(), or the loss does not depend on it."""
+        require one, no backward() yet, or the loss does not depend on it. After zero_grad(): zeros."""
         has = lib.tkc_has_grad(self._p)
         if has < 0:
             check(-1)
@@ -573,11 +573,12 @@ class Tensor(NNOps):
     @grad.setter
     def grad(self, value):
         if value is not None:
-            raise TypeError("Tensor.grad can only be set to None (which drops it, as zero_grad())")
+            raise TypeError("Tensor.grad can only be set to None (which zeroes it, as zero_grad())")
         self.zero_grad()
 
     def zero_grad(self):
-        """Drops the accumulated gradient; returns the tensor."""
+        """Fills the accumulated gradient with zeros (on the device: a captured step replays it, and
+        backward() adds into the same buffer); returns the tensor."""
         check(lib.tkc_zero_grad(self._p))
         return self
 

@@ -45,7 +45,7 @@ class Optimizer:
         check(lib.tkc_optim_step_realize(self._live(), len(also), arr))
 
     def zero_grad(self):
-        """Drops the parameters' gradients."""
+        """Fills the parameters' gradients with zeros (Tensor.zero_grad)."""
         check(lib.tkc_optim_zero_grad(self._live()))
 
     @property
