@@ -5,7 +5,8 @@
  *     its panel of the contiguous input stays in cache while the other axis streams past it (and the
  *     cores split it); a conv with channel-last weights vectorizes over its output channels;
  *   reduce over an axis the loads read contiguously (sum, max, softmax rows): GROUP it by the SIMD
- *     width and again by 4: four vector accumulators;
+ *     width and again by 4: four vector accumulators; dot products (A B^T, both along k): GROUP by
+ *     the SIMD width and a 4x4 tile of outputs (UPCAST two broadcast output axes by 4);
  *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
  *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
  * GPU renderers (tinygrad's GPU branch):
@@ -213,11 +214,26 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   for (int a = first_reduce; a < ks->naxes; a++) {
     if (ks->ax[a].kind != TKC_AX_REDUCE || !some_load(&S, ks->ax[a].dim, 1) || ks->ax[a].size % w) continue;
     int d = ks->ax[a].dim;
+    /* dot products (A B^T: a matmul whose operands both run along k): two output axes that one load
+     * broadcasts and another reads, each upcast by 4: a 4x4 tile of vector accumulators, 8 loads
+     * per 16 FMAs instead of 2 per 1 */
+    int tile[2], ntile = 0;
+    for (int o = first_reduce - 1; o >= 0 && ntile < 2; o--)
+      if (ks->ax[o].size % 4 == 0 && ks->ax[o].size >= 8 && some_load(&S, ks->ax[o].dim, 0)) tile[ntile++] = ks->ax[o].dim;
     try_opt(ks, TKC_OPT_GROUP, a - first_reduce, w, r);
+    if (ntile == 2) {
+      for (int i = 0; i < 2; i++) {
+        int ta = axis_of(ks, tile[i]);
+        if (ta >= 0) try_opt(ks, TKC_OPT_UPCAST, ta, 4, r);
+      }
+      return;
+    }
     int a2 = axis_of(ks, d);
     if (a2 >= 0 && ks->ax[a2].size % 4 == 0 && ks->ax[a2].size >= 16) try_opt(ks, TKC_OPT_GROUP, a2 - tkc_kshape_first_reduce(ks), 4, r);
     return;
   }
-  /* a reduce over a strided axis: vector accumulators along the contiguous output axis */
-  if (c >= 0 && csize % w == 0 && some_load(&S, cdim, 1)) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+  /* a reduce over a strided axis: vector accumulators along the contiguous output axis (also when
+   * the loads read it strided and another broadcasts it: a short-k matmul against a transposed
+   * operand, whose lanes are then gathered, still beats one scalar accumulator) */
+  if (c >= 0 && csize % w == 0 && (some_load(&S, cdim, 1) || some_load(&S, cdim, 0))) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
 }

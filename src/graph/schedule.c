@@ -501,13 +501,19 @@ static int moves_pad(const moves *mv) {
   return 0;
 }
 
-/* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes) include a
- * transcendental; visits at most *budget nodes (then: no) so a deep shared DAG stays cheap. */
-static int transcendental_below(const tkc_schedule *s, const tkc_lazy *n, int *budget) {
-  if (--*budget < 0 || n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_REDUCE || n->kind == TKC_LZ_CONTIGUOUS || is_planned(s, n)) return 0;
+/* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes) cost more than
+ * a load and an op or two per element: a transcendental, two or more loads, or four or more ops.
+ * Such an expression broadcast into a reduce (a matmul's operand computed by a ReLU's gradient mask,
+ * a layer norm) would be recomputed for every output that reads it: it gets a kernel of its own.
+ * Past *budget nodes visited: costly. */
+static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int *budget, int *loads, int *ops) {
+  if (--*budget < 0) return 1;
+  if (n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_REDUCE || n->kind == TKC_LZ_CONTIGUOUS || is_planned(s, n)) return ++*loads >= 2;
+  if (n->kind == TKC_LZ_CONST || n->kind == TKC_LZ_VAR || n->kind == TKC_LZ_IOTA) return 0;
   if (n->kind == TKC_LZ_ALU && (n->op == TKC_OP_EXP2 || n->op == TKC_OP_LOG2 || n->op == TKC_OP_SIN || n->op == TKC_OP_POW)) return 1;
+  if (n->kind != TKC_LZ_MOVE && ++*ops >= 4) return 1;
   for (int i = 0; i < n->nsrc; i++)
-    if (transcendental_below(s, n->src[i], budget)) return 1;
+    if (costly_below(s, n->src[i], budget, loads, ops)) return 1;
   return 0;
 }
 
@@ -563,8 +569,8 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_CAST:
   case TKC_LZ_BITCAST:
     if (in_reduce && moves_expand(mv)) { /* broadcast into a reduce: each value would be recomputed per use */
-      int budget = 256;
-      if (transcendental_below(k->s, n, &budget)) return cut(k, n, mv, out);
+      int budget = 256, loads = 0, ops = 0;
+      if (costly_below(k->s, n, &budget, &loads, &ops)) return cut(k, n, mv, out);
     }
     for (int i = 0; i < n->nsrc; i++)
       if ((s = build(k, n->src[i], mv, in_reduce, &src[i]))) return s;
