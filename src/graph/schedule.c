@@ -501,20 +501,43 @@ static int moves_pad(const moves *mv) {
   return 0;
 }
 
-/* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes) cost more than
- * a load and an op or two per element: a transcendental, two or more loads, or four or more ops.
- * Such an expression broadcast into a reduce (a matmul's operand computed by a ReLU's gradient mask,
- * a layer norm) would be recomputed for every output that reads it: it gets a kernel of its own.
- * Past *budget nodes visited: costly. */
-static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int *budget, int *loads, int *ops) {
+/* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes), broadcast
+ * `factor` times into a reduce, are worth a kernel of their own rather than being recomputed for
+ * every output that reads them: a transcendental always; three or more buffers (a ReLU gradient mask
+ * feeding a matmul) when each value is read 16 or more times. What computes from registers (a
+ * one-hot comparison of an index, a cast, x - mean read twice) stays fused. Past *budget nodes
+ * visited: worth it. */
+typedef struct loads_seen {
+  int n;
+  const void *what[3];
+} loads_seen;
+
+static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int64_t factor, int *budget, loads_seen *loads) {
   if (--*budget < 0) return 1;
-  if (n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_REDUCE || n->kind == TKC_LZ_CONTIGUOUS || is_planned(s, n)) return ++*loads >= 2;
+  if (n->kind == TKC_LZ_BUFFER || n->kind == TKC_LZ_REDUCE || n->kind == TKC_LZ_CONTIGUOUS || is_planned(s, n)) {
+    const void *what = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n; /* distinct buffers: x read twice is one */
+    for (int i = 0; i < loads->n; i++)
+      if (loads->what[i] == what) return 0;
+    loads->what[loads->n++] = what;
+    return loads->n >= 3 && factor >= 16;
+  }
   if (n->kind == TKC_LZ_CONST || n->kind == TKC_LZ_VAR || n->kind == TKC_LZ_IOTA) return 0;
   if (n->kind == TKC_LZ_ALU && (n->op == TKC_OP_EXP2 || n->op == TKC_OP_LOG2 || n->op == TKC_OP_SIN || n->op == TKC_OP_POW)) return 1;
-  if (n->kind != TKC_LZ_MOVE && ++*ops >= 4) return 1;
   for (int i = 0; i < n->nsrc; i++)
-    if (costly_below(s, n->src[i], budget, loads, ops)) return 1;
+    if (costly_below(s, n->src[i], factor, budget, loads)) return 1;
   return 0;
+}
+
+/* how many times the expands in mv repeat each element of what they read */
+static int64_t expand_factor(const moves *mv) {
+  int64_t f = 1;
+  for (int i = 0; i < mv->n; i++) {
+    const tkc_lazy *m = mv->m[i], *in = m->src[0];
+    if (m->op != TKC_OP_EXPAND) continue;
+    for (int d = 0; d < m->ndim && d < in->ndim; d++)
+      if (in->shape[d] == 1 && m->shape[d] > 1 && !tkc_dim_is_var(m->shape[d])) f = f > INT32_MAX ? f : f * m->shape[d];
+  }
+  return f;
 }
 
 static int moves_expand(const moves *mv) {
@@ -569,8 +592,9 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_CAST:
   case TKC_LZ_BITCAST:
     if (in_reduce && moves_expand(mv)) { /* broadcast into a reduce: each value would be recomputed per use */
-      int budget = 256, loads = 0, ops = 0;
-      if (costly_below(k->s, n, &budget, &loads, &ops)) return cut(k, n, mv, out);
+      int budget = 256;
+      loads_seen loads = {0};
+      if (costly_below(k->s, n, expand_factor(mv), &budget, &loads)) return cut(k, n, mv, out);
     }
     for (int i = 0; i < n->nsrc; i++)
       if ((s = build(k, n->src[i], mv, in_reduce, &src[i]))) return s;
