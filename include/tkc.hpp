@@ -613,12 +613,14 @@ class Tensor {
     return *this;
   }
   // The accumulated gradient (lazy), or an empty Tensor (defined() false) when there is none: the
-  // tensor does not require one, no backward() since zero_grad(), or the loss does not depend on it.
+  // tensor does not require one, no backward() yet, or the loss does not depend on it. After
+  // zero_grad(): zeros.
   Tensor grad() const {
     if (!has_grad()) return Tensor();
     return wrap(tkc_grad(raw()), "tkc_grad");
   }
-  // Drops the accumulated gradient. Returns *this.
+  // Fills the accumulated gradient with zeros (on the device: captured steps replay it; backward()
+  // adds into the same buffer). Returns *this.
   const Tensor &zero_grad() const {
     detail::check(tkc_zero_grad(raw()), "tkc_zero_grad");
     return *this;
