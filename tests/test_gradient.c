@@ -1,11 +1,11 @@
 /* Gradients (src/autograd/gradient.c, autograd.c): every rule and every differentiable composite of
  * tkc.h and tkc/ops_*.h (each with its float inputs, in the variants that take different paths)
  * against central finite differences of the same function in float64 on INTERP, on every device
- * (float32 on WEBGPU, which has no float64); max ties, casts through the half types, training
- * dropout, accumulation, zero_grad, detach, a tensor used twice, a leaf off the loss's path, backward
- * after the loss was realized, and the bad inputs of every gradient function. Not differentiable, so
- * not here: the bool predicates (isnan ...), any / all, argmax / argmin, one_hot's and sort's
- * indices, the random initializers. */
+ * (float32 on WEBGPU, which has no float64); max ties, casts through the half types, a blocked
+ * cumsum, training dropout, accumulation, zero_grad, detach, a tensor used twice, a leaf off the
+ * loss's path, backward after the loss was realized, and the bad inputs of every gradient function.
+ * Not differentiable, so not here: the bool predicates (isnan ...), any / all, argmax / argmin,
+ * one_hot's and sort's indices, the random initializers. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -311,6 +311,14 @@ static tkc_tensor *c_scatter_axis1(tkc_tensor *const *x) {
 }
 static tkc_tensor *c_softmax0(tkc_tensor *const *x) { return tkc_softmax(x[0], -3); }
 
+static tkc_tensor *c_scatter_add_corner(tkc_tensor *const *x) { /* only src's index-shaped (2, 3) corner is read */
+  tkc_requires_grad(x[0], 1), tkc_requires_grad(x[1], 1);
+  return tkc_scatter_add(x[0], 0, ints2(2, 3, SCATTER_IDX), x[1]);
+}
+static tkc_tensor *c_bilinear_one_axis(tkc_tensor *const *x) { return tkc_interpolate(x[0], 3, 5, TKC_INTERP_BILINEAR, 0); }
+static tkc_tensor *c_avg_pool_ceil_exclude(tkc_tensor *const *x) {
+  return tkc_avg_pool2d(x[0], (const int[]){2, 2}, (const int[]){2, 2}, (const int[]){1, 1}, 1, 0);
+}
 static const gcase CASES[] = {
     {"add (broadcast)", c_add, 2, {2, 1}, {{2, 3}, {3}}, {-1, -1}, {1, 1}},
     {"sub (broadcast)", c_sub, 2, {2, 2}, {{2, 3}, {2, 1}}, {-1, -1}, {1, 1}},
@@ -466,6 +474,9 @@ static const gcase CASES[] = {
     {"attention (self, float mask as an input)", c_sdpa_mask_input, 2, {3, 2}, {{2, 3, 2}, {3, 3}}, {-1, -1}, {1, 1}},
     {"scatter axis 1", c_scatter_axis1, 2, {2, 2}, {{2, 4}, {2, 2}}, {-1, -1}, {1, 1}},
     {"softmax (axis -3)", c_softmax0, 1, {3}, {{3, 2, 2}}, {-2}, {2}},
+    {"scatter_add (src larger than the index)", c_scatter_add_corner, 2, {2, 2}, {{3, 4}, {3, 4}}, {-1, -1}, {1, 1}},
+    {"interpolate bilinear (one axis kept)", c_bilinear_one_axis, 1, {4}, {{1, 1, 3, 3}}, {-1}, {1}},
+    {"avg_pool2d (ceil, padding not counted)", c_avg_pool_ceil_exclude, 1, {4}, {{1, 1, 5, 5}}, {-1}, {1}},
 };
 
 /* deterministic inputs without ties, away from 0 when the range spans it */
@@ -689,6 +700,30 @@ static void test_backward_accumulates(void **state) {
   }
 }
 
+/* a cumsum longer than 512 is cut in blocks of 256 whose totals are scanned again: too many elements
+ * for finite differences, so against the closed form d sum(cumsum(x) * w) / dx[i] = sum of w[j >= i].
+ * (cummax's blocked path is left out: its gradient is right, but one of its kernels unrolls 256 window
+ * terms and takes clang about a minute to compile.) */
+static void test_long_cumsum(void **state) {
+  (void)state;
+  enum { N = 600 };
+  static float x[N], w[N], got[N];
+  static double want[N];
+  for (int i = 0; i < N; i++) x[i] = (float)sin(i * 1.7), w[i] = 0.5f + (float)i / N;
+  double acc = 0;
+  for (int i = N - 1; i >= 0; i--) acc += w[i], want[i] = acc;
+  for (size_t d = 0; d < 4; d++) {
+    tkc_ctx *ctx = ctx_on(DEVICES[d]);
+    if (!ctx) continue;
+    tkc_tensor *xt = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N}, x), *wt = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){N}, w);
+    tkc_tensor *g = NULL;
+    assert_int_equal(tkc_gradient(tkc_sum(tkc_mul(tkc_cumsum(xt, 0), wt), 0, NULL, 0), 1, &xt, &g), TKC_OK);
+    read_f32(g, got, N);
+    for (int i = 0; i < N; i++) assert_true(fabs(got[i] - want[i]) <= 1e-5 * want[i]);
+    tkc_ctx_free(ctx);
+  }
+}
+
 /* training dropout draws a new mask at each call, so finite differences cannot see it: with y = dropout(x),
  * d sum(y * x) / dx = mask * x / (1 - p) + y = 2y exactly (kept: both are x / (1 - p); dropped: 0) */
 static void test_dropout_training(void **state) {
@@ -769,7 +804,7 @@ static void test_bad_inputs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules_against_finite_differences), cmocka_unit_test(test_max_ties), cmocka_unit_test(test_cast_through_halves),
-      cmocka_unit_test(test_backward_accumulates), cmocka_unit_test(test_dropout_training), cmocka_unit_test(test_bad_inputs),
+      cmocka_unit_test(test_backward_accumulates), cmocka_unit_test(test_long_cumsum), cmocka_unit_test(test_dropout_training), cmocka_unit_test(test_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
