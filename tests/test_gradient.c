@@ -107,6 +107,9 @@ static tkc_tensor *c_conv2d_ex(tkc_tensor *const *x) {
 static tkc_tensor *c_max_pool(tkc_tensor *const *x) { return tkc_max_pool2d(x[0], (const int[]){2, 2}, (const int[]){2, 1}, NULL, NULL, 0); }
 static tkc_tensor *c_avg_pool(tkc_tensor *const *x) { return tkc_avg_pool2d(x[0], (const int[]){3, 2}, (const int[]){2, 2}, (const int[]){1, 1}, 1, 0); }
 static tkc_tensor *c_cumsum(tkc_tensor *const *x) { return tkc_cumsum(x[0], 1); }
+/* windows of more than 32 elements: the gradient by skewed views and a sum (gradient.c skew_sum) */
+static tkc_tensor *c_max_pool_big(tkc_tensor *const *x) { return tkc_max_pool2d(x[0], (const int[]){6, 6}, (const int[]){2, 3}, NULL, NULL, 0); }
+static tkc_tensor *c_avg_pool_big(tkc_tensor *const *x) { return tkc_avg_pool2d(x[0], (const int[]){7, 5}, (const int[]){1, 1}, NULL, 1, 0); }
 static tkc_tensor *c_gelu(tkc_tensor *const *x) { return tkc_gelu(x[0], 1); }
 static tkc_tensor *c_silu(tkc_tensor *const *x) { return tkc_silu(x[0]); }
 static tkc_tensor *c_cross_entropy(tkc_tensor *const *x) {
@@ -372,6 +375,9 @@ static const gcase CASES[] = {
     {"max_pool2d (stride 2x1)", c_max_pool, 1, {4}, {{1, 2, 4, 5}}, {-1}, {1}},
     {"avg_pool2d (padded, ceil)", c_avg_pool, 1, {4}, {{1, 1, 5, 4}}, {-1}, {1}},
     {"cumsum", c_cumsum, 1, {2}, {{2, 5}}, {-1}, {1}},
+    {"cumsum (a 40-element window)", c_cumsum, 1, {2}, {{2, 40}}, {-1}, {1}},
+    {"max_pool2d (6x6 windows, stride 2x3)", c_max_pool_big, 1, {4}, {{1, 2, 11, 13}}, {-1}, {1}},
+    {"avg_pool2d (7x5 windows)", c_avg_pool_big, 1, {4}, {{1, 1, 9, 8}}, {-1}, {1}},
     {"cross_entropy", c_cross_entropy, 1, {2}, {{3, 4}}, {-2}, {2}},
     {"index_select (an index used twice)", c_index_select, 1, {2}, {{2, 3}}, {-1}, {1}},
     /* composites of ops_math.h */
@@ -413,6 +419,7 @@ static const gcase CASES[] = {
     {"sum_acc axis 0 (squared)", c_sum_acc, 1, {2}, {{3, 4}}, {-1}, {1}},
     {"cumsum axis 0", c_cumsum0, 1, {2}, {{4, 2}}, {-1}, {1}},
     {"cummax", c_cummax, 1, {2}, {{2, 5}}, {-1}, {1}},
+    {"cummax (a 40-element window)", c_cummax, 1, {2}, {{2, 40}}, {-1}, {1}},
     {"cumprod", c_cumprod, 1, {2}, {{2, 5}}, {-1.5}, {1.5}},
     /* composites of ops_nn.h */
     {"layer_norm (2 axes, weight, bias)", c_layer_norm_bias, 3, {3, 2, 2}, {{2, 2, 3}, {2, 3}, {2, 3}}, {-2, 0.5, -1}, {2, 1.5, 1}},
@@ -704,18 +711,23 @@ static void test_backward_accumulates(void **state) {
   }
 }
 
-/* a cumsum longer than 512 is cut in blocks of 256 whose totals are scanned again: too many elements
- * for finite differences, so against the closed form d sum(cumsum(x) * w) / dx[i] = sum of w[j >= i].
- * (cummax's blocked path is left out: its gradient is right, but one of its kernels unrolls 256 window
- * terms and takes clang about a minute to compile.) */
-static void test_long_cumsum(void **state) {
+/* a scan longer than 512 is cut in blocks of 256 whose totals are scanned again: too many elements
+ * for finite differences, so against closed forms: d sum(cumsum(x) * w) / dx[i] = sum of w[j >= i];
+ * d sum(cummax(x)^2) / dx[i] = sum of 2 max_j over the prefixes j whose maximum is x[i] (distinct
+ * values). Their windows of 256 are differentiated by skewed views (gradient.c skew_sum): the
+ * shifted terms unrolled made one kernel clang took a minute to compile. */
+static void test_long_scans(void **state) {
   (void)state;
   enum { N = 600 };
   static float x[N], w[N], got[N];
-  static double want[N];
-  for (int i = 0; i < N; i++) x[i] = (float)sin(i * 1.7), w[i] = 0.5f + (float)i / N;
+  static double want[N], want_max[N];
+  for (int i = 0; i < N; i++) x[i] = (float)sin(i * 1.7) + (float)i * 1e-3f, w[i] = 0.5f + (float)i / N;
   double acc = 0;
   for (int i = N - 1; i >= 0; i--) acc += w[i], want[i] = acc;
+  for (int j = 0, at = 0; j < N; j++) {
+    if (x[j] > x[at]) at = j;
+    want_max[at] += 2.0 * x[at];
+  }
   for (size_t d = 0; d < 4; d++) {
     tkc_ctx *ctx = ctx_on(DEVICES[d]);
     if (!ctx) continue;
@@ -724,6 +736,13 @@ static void test_long_cumsum(void **state) {
     assert_int_equal(tkc_gradient(tkc_sum(tkc_mul(tkc_cumsum(xt, 0), wt), 0, NULL, 0), 1, &xt, &g), TKC_OK);
     read_f32(g, got, N);
     for (int i = 0; i < N; i++) assert_true(fabs(got[i] - want[i]) <= 1e-5 * want[i]);
+    tkc_tensor *m = tkc_cummax(xt, 0);
+    assert_int_equal(tkc_gradient(tkc_sum(tkc_mul(m, m), 0, NULL, 0), 1, &xt, &g), TKC_OK);
+    read_f32(g, got, N);
+    for (int i = 0; i < N; i++) {
+      if (!(fabs(got[i] - want_max[i]) <= 1e-4 * fmax(1, fabs(want_max[i])))) printf("%s: cummax grad[%d] %g, want %g\n", DEVICES[d], i, got[i], want_max[i]);
+      assert_true(fabs(got[i] - want_max[i]) <= 1e-4 * fmax(1, fabs(want_max[i])));
+    }
     tkc_ctx_free(ctx);
   }
 }
@@ -808,7 +827,7 @@ static void test_bad_inputs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_rules_against_finite_differences), cmocka_unit_test(test_max_ties), cmocka_unit_test(test_cast_through_halves),
-      cmocka_unit_test(test_backward_accumulates), cmocka_unit_test(test_long_cumsum), cmocka_unit_test(test_dropout_training), cmocka_unit_test(test_bad_inputs),
+      cmocka_unit_test(test_backward_accumulates), cmocka_unit_test(test_long_scans), cmocka_unit_test(test_dropout_training), cmocka_unit_test(test_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -157,13 +157,78 @@ static tkc_lazy *tree_sum(gctx *c, tkc_lazy **t, int n) {
   return ADD(tree_sum(c, t, n / 2), tree_sum(c, t + n / 2, n - n / 2));
 }
 
+/* g (..., O, K) with x[o*s + k] read at (o, k) -> (..., n): d[j] = sum over o of g[o, j - o*s], by
+ * the skew of a flat view: each row padded to L = K + O*s and read back in rows of L - s starts
+ * row o o*s places later; a sum over o then collects the anti-diagonals. A loop of O per element
+ * where the shifted terms of window_grad would unroll K of them. */
+static tkc_lazy *skew_sum(gctx *c, tkc_lazy *g, int64_t s, int64_t n) {
+  int nd = g->ndim, lead = nd - 2;
+  int64_t O = g->shape[lead], K = g->shape[lead + 1], L = K + O * s, sh[TKC_MAX_DIMS], arg[2 * TKC_MAX_DIMS] = {0};
+  memcpy(sh, g->shape, sizeof(int64_t) * (size_t)nd);
+  tkc_lazy *t;
+  if (O == 1) { /* one window: its elements in place */
+    L = K + s, sh[lead] = K;
+    t = move_to(c, g, TKC_OP_RESHAPE, NULL, 0, lead + 1, sh);
+  } else {
+    arg[2 * lead + 3] = O * s, sh[lead + 1] = L;
+    t = move_to(c, g, TKC_OP_PAD, arg, 2 * nd, nd, sh);
+    sh[lead] = O * L;
+    t = move_to(c, t, TKC_OP_RESHAPE, NULL, 0, lead + 1, sh);
+    for (int d = 0; d < lead; d++) arg[2 * d] = 0, arg[2 * d + 1] = sh[d];
+    arg[2 * lead] = 0, arg[2 * lead + 1] = O * (L - s), sh[lead] = O * (L - s);
+    t = move_to(c, t, TKC_OP_SHRINK, arg, 2 * (lead + 1), lead + 1, sh);
+    sh[lead] = O, sh[lead + 1] = L - s;
+    t = move_to(c, t, TKC_OP_RESHAPE, NULL, 0, nd, sh);
+    int mask[TKC_MAX_DIMS] = {0};
+    mask[lead] = 1;
+    t = sum_axes(c, t, mask); /* (..., 1, L - s) */
+    sh[lead] = L - s;
+    t = move_to(c, t, TKC_OP_RESHAPE, NULL, 0, lead + 1, sh);
+  }
+  if (!t || L - s == n) return t;
+  for (int d = 0; d < lead; d++) arg[2 * d] = 0, arg[2 * d + 1] = sh[d];
+  sh[lead] = n;
+  if (L - s > n) { /* the last windows' tails past n: none (windows fit) */
+    arg[2 * lead] = 0, arg[2 * lead + 1] = n;
+    return move_to(c, t, TKC_OP_SHRINK, arg, 2 * (lead + 1), lead + 1, sh);
+  }
+  for (int d = 0; d < 2 * lead; d++) arg[d] = 0;
+  arg[2 * lead] = 0, arg[2 * lead + 1] = n - (L - s); /* elements no window reads */
+  return move_to(c, t, TKC_OP_PAD, arg, 2 * (lead + 1), lead + 1, sh);
+}
+
+/* the permutation of g's dims that puts dims a, b last (in that order), the rest kept in order */
+static tkc_lazy *to_last(gctx *c, tkc_lazy *g, int a, int b) {
+  int64_t perm[TKC_MAX_DIMS], sh[TKC_MAX_DIMS];
+  int k = 0;
+  for (int d = 0; d < g->ndim; d++)
+    if (d != a && d != b) perm[k++] = d;
+  perm[k++] = a, perm[k++] = b;
+  for (int d = 0; d < g->ndim; d++) sh[d] = g->shape[perm[d]];
+  return move_to(c, g, TKC_OP_PERMUTE, perm, g->ndim, g->ndim, sh);
+}
+
+/* a large window's gradient (a scan's): one skew_sum per axis, W then H */
+static tkc_lazy *window_grad_skew(gctx *c, tkc_lazy *g, const tkc_lazy *x, int64_t s) {
+  int nd = x->ndim, lead = nd - 2; /* g: (lead..., OH, OW, KH, KW) */
+  tkc_lazy *t = to_last(c, g, lead + 1, lead + 3); /* (lead..., OH, KH, OW, KW) */
+  t = t ? skew_sum(c, t, s, x->shape[nd - 1]) : NULL; /* (lead..., OH, KH, W) */
+  t = t ? to_last(c, t, lead, lead + 1) : NULL;       /* (lead..., W, OH, KH) */
+  t = t ? skew_sum(c, t, s, x->shape[nd - 2]) : NULL; /* (lead..., W, H) */
+  if (!t) return NULL;
+  int64_t perm[TKC_MAX_DIMS];
+  for (int d = 0; d < lead; d++) perm[d] = d;
+  perm[lead] = lead + 1, perm[lead + 1] = lead;
+  return move_to(c, t, TKC_OP_PERMUTE, perm, nd, nd, x->shape);
+}
+
 /* WINDOW (..., H, W) -> (..., OH, OW, KH, KW), stride s: x[..., oh*s + i, ow*s + j] is read by
  * window (oh, ow) at (i, j), so its gradient is the sum over (i, j) of g[..., :, :, i, j] spread
  * out by the stride and placed at offset (i, j) */
 static tkc_lazy *window_grad(gctx *c, tkc_lazy *g, const tkc_lazy *x, int64_t kh, int64_t kw, int64_t s) {
   int nd = x->ndim, lead = nd - 2;
   int64_t H = x->shape[nd - 2], W = x->shape[nd - 1], OH = g->shape[lead], OW = g->shape[lead + 1];
-  if (kh * kw > 4096) return tkc_err_null(TKC_EUNSUPPORTED, "gradient: windows of more than 4096 elements (%lldx%lld)", (long long)kh, (long long)kw);
+  if (kh * kw > 32) return window_grad_skew(c, g, x, s); /* unrolled terms would make one huge kernel */
   if (kh * kw > 1) { /* every term reads g: computed once into a buffer, not once per term */
     tkc_lazy *gc = tkc_lazy_new(g->ctx, TKC_LZ_CONTIGUOUS, g->dtype, g->ndim, g->shape);
     if (gc) tkc_lazy_set_src(gc, 0, g);
