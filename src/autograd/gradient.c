@@ -302,6 +302,7 @@ static int g_conv2d(gctx *c, const grule_in *in, tkc_lazy **gs) {
   t[8] = t[0], t[0] = t[0] ? tkc_contiguous(t[0]) : NULL;
   t[3] = t[0] && t[2] ? tkc_conv_transpose2d(t[0], t[2], NULL, (const int[]){s, s}, (const int[]){p, p}, opad, NULL, 1) : NULL;
   gs[0] = cast(c, take(c, t[3], NULL, 0), x->dtype);
+  t[3] = NULL; /* (taken) */
   const int swap[4] = {1, 0, 2, 3};
   t[4] = t[1] ? tkc_permute(t[1], swap) : NULL;
   t[5] = t[0] ? tkc_permute(t[0], swap) : NULL;
@@ -309,6 +310,20 @@ static int g_conv2d(gctx *c, const grule_in *in, tkc_lazy **gs) {
   t[7] = t[6] ? tkc_shrink(t[6], (const int64_t[]){0, x->shape[1], 0, w->shape[0], 0, kh, 0, kw}) : NULL;
   tkc_tensor *dw = t[7] ? tkc_permute(t[7], swap) : NULL;
   gs[1] = cast(c, take(c, dw, t, 9), w->dtype);
+  return 0;
+}
+
+/* tkc_matmul of matrices (a (M, K) @ b (K, N)): dA = g b^T, dB = a^T g as matmuls. Through the
+ * decomposition dB came out as (N, K) and was transposed back, and each was a reduce of its own. */
+static int g_matmul(gctx *c, const grule_in *in, tkc_lazy **gs) {
+  tkc_tensor *t[7] = {handle(G), handle(X), handle(Y)};
+  t[3] = t[2] ? tkc_transpose(t[2], 0, 1) : NULL;
+  t[4] = t[0] && t[3] ? tkc_matmul(t[0], t[3]) : NULL;
+  gs[0] = cast(c, take(c, t[4], NULL, 0), X->dtype);
+  t[4] = NULL; /* (taken) */
+  t[5] = t[1] ? tkc_transpose(t[1], 0, 1) : NULL;
+  t[6] = t[5] && t[0] ? tkc_matmul(t[5], t[0]) : NULL;
+  gs[1] = cast(c, take(c, t[6], t, 6), Y->dtype);
   return 0;
 }
 
@@ -366,7 +381,7 @@ static const struct grule {
     {TKC_LZ_CAST, -1, g_cast},             {TKC_LZ_BITCAST, -1, g_none},          {TKC_LZ_REDUCE, -1, g_reduce},
     {TKC_LZ_MOVE, -1, g_move},             {TKC_LZ_CONTIGUOUS, -1, g_pass},
     /* composites with rules of their own */
-    {TKC_LZ_COMPOSITE, TKC_COMP_CONV2D, g_conv2d},
+    {TKC_LZ_COMPOSITE, TKC_COMP_CONV2D, g_conv2d},  {TKC_LZ_COMPOSITE, TKC_COMP_MATMUL, g_matmul},
 };
 
 static grule_fn rule_for(const tkc_lazy *r) {

@@ -69,6 +69,7 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   if (x->ndim != 1) out[no++] = m;
   if (y->ndim != 1) out[no++] = n;
   tkc_tensor *r = t[7] ? tkc_reshape(t[7], no, out) : NULL;
+  if (r && x->ndim == 2 && y->ndim == 2) tkc_lazy_mark_composite(r->node, TKC_COMP_MATMUL, 2, (tkc_lazy *const[]){a->node, b->node}, NULL, 0);
   drop(t, 8);
   return r;
 }

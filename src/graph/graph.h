@@ -98,7 +98,8 @@ typedef enum tkc_lz_kind {
 
 /* composites the backward pass differentiates by a rule of their own (autograd/gradient.c) */
 typedef enum tkc_composite_op {
-  TKC_COMP_CONV2D /* src x, w; arg stride, padding (tkc_conv2d) */
+  TKC_COMP_CONV2D, /* src x, w; arg stride, padding (tkc_conv2d) */
+  TKC_COMP_MATMUL  /* src a (M, K), b (K, N) (tkc_matmul of two matrices) */
 } tkc_composite_op;
 
 #define TKC_MOVE_WINDOW (-1) /* the move op of tkc_st_window */

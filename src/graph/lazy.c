@@ -147,7 +147,7 @@ void tkc_lazy_mark_composite(tkc_lazy *out, tkc_composite_op op, int nsrc, tkc_l
   }
   r->op = (int)op;
   for (int i = 0; i < nsrc; i++) tkc_lazy_set_src(r, i, src[i]);
-  memcpy(r->arg, arg, sizeof(int64_t) * (size_t)narg);
+  if (narg) memcpy(r->arg, arg, sizeof(int64_t) * (size_t)narg);
   out->composite = r;
 }
 

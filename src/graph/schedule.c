@@ -503,10 +503,10 @@ static int moves_pad(const moves *mv) {
 
 /* Whether the elementwise ops below n (down to buffers, reduces and scheduled nodes), broadcast
  * `factor` times into a reduce, are worth a kernel of their own rather than being recomputed for
- * every output that reads them: a transcendental always; three or more buffers (a ReLU gradient mask
- * feeding a matmul) when each value is read 16 or more times. What computes from registers (a
- * one-hot comparison of an index, a cast, x - mean read twice) stays fused. Past *budget nodes
- * visited: worth it. */
+ * every output that reads them: a transcendental always; two or more buffers (a ReLU of x + bias,
+ * its gradient mask, feeding a matmul) when each value is read 16 or more times. What computes from
+ * one buffer and registers (a one-hot comparison of an index, a cast) stays fused, and so does what
+ * is read a few times only (layer_norm's stats). Past *budget nodes visited: worth it. */
 typedef struct loads_seen {
   int n;
   const void *what[3];
@@ -519,7 +519,7 @@ static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int64_t factor
     for (int i = 0; i < loads->n; i++)
       if (loads->what[i] == what) return 0;
     loads->what[loads->n++] = what;
-    return loads->n >= 3 && factor >= 16;
+    return loads->n >= 2 && factor >= 16;
   }
   if (n->kind == TKC_LZ_CONST || n->kind == TKC_LZ_VAR || n->kind == TKC_LZ_IOTA) return 0;
   if (n->kind == TKC_LZ_ALU && (n->op == TKC_OP_EXP2 || n->op == TKC_OP_LOG2 || n->op == TKC_OP_SIN || n->op == TKC_OP_POW)) return 1;
@@ -696,14 +696,16 @@ static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, in
 
 /* Schedules the kernel that computes n (not a BUFFER, not a MOVE) and everything it needs first. */
 /* An assigned node's kernel writes its target buffer: reading that buffer in the same kernel is safe
- * only element for element (each element read where it is written, no reduce). 1 when it reads it
- * otherwise, 0 when not, -1 (error set) when out of memory. */
+ * only element for element (each element read through the store's own view: in a reduce kernel,
+ * after the reduce, by the thread that then writes it: a gradient added into its buffer as the
+ * matmul that computes it ends). 1 when it reads it otherwise, 0 when not, -1 (error set) when out
+ * of memory. */
 static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink) {
   const tkc_uop *store = sink->src[0], *out_view = store->src[1];
   int reads = 0;
   for (int i = 0; i < k->ninputs; i++) reads |= k->inputs[i]->kind == TKC_LZ_BUFFER && k->inputs[i]->rbuf == k->root->target;
   if (!reads) return 0;
-  if (k->has_reduce || k->root->ctx->dev->impl->no_write_aliasing) return 1;
+  if (k->root->ctx->dev->impl->no_write_aliasing) return 1;
   size_t n = 0;
   tkc_uop **all = tkc_toposort(sink, &n);
   if (!all) return -1;
