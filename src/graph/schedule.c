@@ -518,7 +518,7 @@ static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int64_t factor
     const void *what = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n; /* distinct buffers: x read twice is one */
     for (int i = 0; i < loads->n; i++)
       if (loads->what[i] == what) return 0;
-    loads->what[loads->n++] = what;
+    if (loads->n < (int)TKC_COUNTOF(loads->what)) loads->what[loads->n++] = what;
     return loads->n >= 2 && factor >= 16;
   }
   if (n->kind == TKC_LZ_CONST || n->kind == TKC_LZ_VAR || n->kind == TKC_LZ_IOTA) return 0;
