@@ -8,7 +8,8 @@
  *     width and again by 4: four vector accumulators; dot products (A B^T, both along k): GROUP by
  *     the SIMD width and a 4x4 tile of outputs (UPCAST two broadcast output axes by 4);
  *   other reduces: UPCAST the contiguous output axis by the SIMD width (vector accumulators);
- *   elementwise: UPCAST the contiguous output axis by the SIMD width (vector loads and stores).
+ *   elementwise: UPCAST the contiguous output axis by the SIMD width, or the widest half or quarter of
+ *     it that divides the axis (vector loads and stores).
  * GPU renderers (tinygrad's GPU branch):
  *   a long reduce (4K or more per output, and few outputs or 16K or more): GROUP its last reduce axis
  *     by 256 threads of a workgroup (GROUPTOP when no load reads it contiguously), PADTO 256 first
@@ -172,8 +173,12 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   int first_reduce = tkc_kshape_first_reduce(ks), c = first_reduce ? first_reduce - 1 : -1; /* the contiguous output axis */
   int cdim = c >= 0 ? ks->ax[c].dim : -1;
   int64_t csize = c >= 0 ? ks->ax[c].size : 0;
-  if (first_reduce == ks->naxes) { /* elementwise */
-    if (c >= 0 && csize % w == 0) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+  if (first_reduce == ks->naxes) { /* elementwise: the widest vector that divides the row (24: 8 lanes) */
+    for (int v = w; c >= 0 && v >= 4; v /= 2)
+      if (csize % v == 0) {
+        try_opt(ks, TKC_OPT_UPCAST, c, v, r);
+        break;
+      }
     return;
   }
   /* matmul-like: an output axis one load reads contiguously and another broadcasts (the contiguous
