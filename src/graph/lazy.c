@@ -279,7 +279,11 @@ tkc_status tkc_lazy_become_view(tkc_lazy *n) {
   for (tkc_lazy *m = n; m != b; m = m->src[0]) chain[i++] = m;
   tkc_st st = *b->st;
   tkc_status s = TKC_OK;
-  while (i > 0 && !s) s = tkc_lazy_apply_move(&st, chain[--i]);
+  while (i > 0 && !s) {
+    bool full = st.nviews == TKC_MAX_VIEWS;
+    if ((s = tkc_lazy_apply_move(&st, chain[--i])) == TKC_ESHAPE && full) /* (the schedule realizes where views stop merging) */
+      s = tkc_err(TKC_EINTERNAL, "realize: a view needs more than %d stacked views", TKC_MAX_VIEWS);
+  }
   if (chain != few) tkc_free(chain);
   if (s) return s;
   int64_t stamp[2 * TKC_MAX_DIMS];

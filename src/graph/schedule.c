@@ -58,7 +58,28 @@ typedef struct kernel {
   size_t nmemo, capmemo;
   moves **lists; /* the interned move lists: an open-addressing table */
   size_t nlists, caplists;
+  tkc_lazy *to_space;       /* the move schedule_node adds above the root, if any */
+  const tkc_lazy *overflow; /* set with a quiet TKC_ESHAPE: the move whose view did not fit a leaf's */
 } kernel;
+
+/* What a kernel has built so far, to go back to when a part of it is built again another way. */
+typedef struct kernel_mark {
+  int ninputs, has_reduce;
+  size_t nmemo;
+  int64_t full[TKC_MAX_DIMS];
+  tkc_lazy *reduce_shape_of;
+} kernel_mark;
+
+static kernel_mark kernel_marked(const kernel *k) {
+  kernel_mark m = {k->ninputs, k->has_reduce, k->nmemo, {0}, k->reduce_shape_of};
+  memcpy(m.full, k->full, sizeof m.full);
+  return m;
+}
+
+static void kernel_back_to(kernel *k, const kernel_mark *m) {
+  k->ninputs = m->ninputs, k->has_reduce = m->has_reduce, k->nmemo = m->nmemo, k->reduce_shape_of = m->reduce_shape_of;
+  memcpy(k->full, m->full, sizeof k->full);
+}
 
 static int is_planned(const tkc_schedule *s, const tkc_lazy *n) {
   for (size_t i = 0; i < s->n; i++)
@@ -505,13 +526,16 @@ static tkc_lazy *moves_node(const kernel *k, tkc_lazy *x, const moves *from, con
   return top;
 }
 
-/* *st = the view of *x with mv applied. Views that stop merging (more than TKC_MAX_VIEWS stacked
- * ones) are never refused: the value so far is realized first by a kernel of its own (a contiguous
- * copy, as a user would write with tkc_contiguous), and the remaining moves apply to that, which
- * *x then is. Iterative: any number of moves. */
+/* *st = the view of *x with mv applied. Where the views stop merging (a move would stack more than
+ * TKC_MAX_VIEWS of them), the value there is realized first, as a user would with tkc_contiguous:
+ *   - the source of that move, by the build step that pushed it onto the list: k->overflow names the
+ *     move and a quiet TKC_ESHAPE goes up to that step (so the whole expression below the move
+ *     becomes one buffer, however many leaves it has);
+ *   - here, where no build step pushed the move (the reshape into a reduce's space) or *x's own view
+ *     is full already: a copy of *x seen through the moves so far, which *x then is. */
 static tkc_status leaf_view(kernel *k, tkc_lazy **x, const moves *mv, tkc_st *st) {
   const moves *from = mv; /* the moves applied to *x so far start here */
-  bool fresh = false;     /* *x was just realized, nothing applied to it yet */
+  bool fresh = false;     /* *x was just copied here, nothing applied to it yet */
   node_st(*x, st);
   for (const moves *l = mv; l->m;) {
     bool full = st->nviews == TKC_MAX_VIEWS;
@@ -521,8 +545,12 @@ static tkc_status leaf_view(kernel *k, tkc_lazy **x, const moves *mv, tkc_st *st
       fresh = false;
       continue;
     }
-    if (s != TKC_ESHAPE || !full || fresh) return s; /* (a fresh view holds any one move) */
-    tkc_clear_error();
+    if (s != TKC_ESHAPE || !full) return s;
+    if (fresh) return tkc_err(TKC_EINTERNAL, "schedule: a single movement op needs more than %d views", TKC_MAX_VIEWS);
+    if (from != l && l->m != k->to_space) {
+      k->overflow = l->m;
+      return TKC_ESHAPE;
+    }
     tkc_lazy *mid = moves_node(k, *x, from, l);
     if (!mid) return tkc_last_status();
     s = schedule_node(k->s, mid);
@@ -654,6 +682,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_MOVE: { /* the whole chain of movement ops at once: one frame, however long it is */
     const moves *next = mv;
     bool pad_checked = false, unsafe = false;
+    kernel_mark mark = kernel_marked(k);
     for (; at->kind == TKC_LZ_MOVE && !is_planned(k->s, at); at = at->src[0]) {
       if (!(next = moves_push(k, at, next))) return tkc_last_status();
       if (next->pad && !pad_checked) { /* (below every move of the chain is the same node) */
@@ -663,7 +692,22 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
       }
     }
     /* a zero-pad would change what is below it: that is computed first, and padded as it is read */
-    return unsafe ? cut(k, at, next, out) : build(k, at, next, in_reduce, out);
+    s = unsafe ? cut(k, at, next, out) : build(k, at, next, in_reduce, out);
+    while (s == TKC_ESHAPE && k->overflow) { /* a leaf's views stopped merging at k->overflow */
+      const moves *l = mv;
+      tkc_lazy *m = n;
+      for (; m != at; m = m->src[0]) {
+        if (!(l = moves_push(k, m, l))) return tkc_last_status();
+        if (m == k->overflow) break;
+      }
+      if (m == at) return s; /* a move of a step above: its to handle */
+      if (m->src[0]->kind == TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "schedule: a full view over a buffer");
+      /* one of this chain's: what it reads gets a kernel of its own; this one reads that */
+      k->overflow = NULL;
+      kernel_back_to(k, &mark);
+      s = cut(k, m->src[0], l, out);
+    }
+    return s;
   }
   case TKC_LZ_REDUCE: {
     tkc_lazy *x = n->src[0];
@@ -779,6 +823,7 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (r && (r->ndim != n->ndim || memcmp(r->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim))) {
     to_space = tkc_lz_move_node(n, r->ndim, r->shape);
     if (!to_space) return tkc_last_status();
+    k.to_space = to_space;
     if (!(space = moves_push(&k, to_space, &no_moves))) {
       kernel_free(&k);
       tkc_lazy_unref(to_space);
@@ -789,6 +834,8 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   const int64_t *shape = to_space ? to_space->shape : n->shape;
   tkc_uop *value = NULL;
   tkc_status st = build(&k, n, space, 0, &value);
+  if (st == TKC_ESHAPE && k.overflow) /* (every move is pushed by a step of this kernel, which handles it) */
+    st = tkc_err(TKC_EINTERNAL, "schedule: a view needs more than %d stacked views", TKC_MAX_VIEWS);
   if (!st && s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 8;
     tkc_sched_item *items = tkc_realloc(s->items, cap * sizeof *items);
@@ -905,7 +952,6 @@ static tkc_status plan_view(tkc_schedule *s, tkc_lazy *t) {
       continue;
     }
     if (r != TKC_ESHAPE || !full || fresh) break;
-    tkc_clear_error();
     r = TKC_OK;
     /* realize what the move reads (where that is the base, a buffer with a full stack of views
      * already: the move's own result, whose kernel then reads a copy of the base) */
