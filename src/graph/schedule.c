@@ -290,7 +290,6 @@ static tkc_status close_region(cut_walk *w, tkc_lazy *n, tkc_lazy *t, region *r)
   }
   for (int pass = 0; pass < MAX_INPUTS + 4; pass++) {
     memset(r, 0, sizeof *r);
-    int biggest = -1, most = 1;
     for (int i = 0; i < n->nsrc; i++) {
       const region *c = region_of(w, n->src[i]);
       /* (a chain of movement ops is built in one step: it counts once) */
@@ -298,11 +297,17 @@ static tkc_status close_region(cut_walk *w, tkc_lazy *n, tkc_lazy *t, region *r)
       r->height = h > r->height ? h : r->height;
       for (int j = 0; j < c->nleaves; j++) region_add(r, c->leaves[j]);
       r->over |= c->over;
+    }
+    if (!r->over) break;
+    int biggest = -1, most = 1; /* (only looked for when needed: the walks past movement ops cost) */
+    for (int i = 0; i < n->nsrc; i++) {
+      const region *c = region_of(w, n->src[i]);
+      if (c->nleaves + c->over * MAX_INPUTS <= most) continue;
       tkc_lazy *base = n->src[i];
       while (base->kind == TKC_LZ_MOVE) base = base->src[0];
-      if (base->kind != TKC_LZ_BUFFER && (c->nleaves + c->over * MAX_INPUTS) > most) most = c->nleaves + c->over * MAX_INPUTS, biggest = i;
+      if (base->kind != TKC_LZ_BUFFER) most = c->nleaves + c->over * MAX_INPUTS, biggest = i;
     }
-    if (!r->over || biggest < 0) break;
+    if (biggest < 0) break;
     /* too many buffers: the biggest source's base becomes a kernel (one buffer from here on) */
     tkc_lazy *base = n->src[biggest];
     while (base->kind == TKC_LZ_MOVE) base = base->src[0];
