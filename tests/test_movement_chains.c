@@ -300,7 +300,7 @@ static void test_issue_pairs(void **state) {
           t = tkc_transpose(t, 0, 1);
         }
         double want[MAXN];
-        int64_t nwant;
+        int64_t nwant = 0;
         char what[64];
         snprintf(what, sizeof what, "%d reshape+transpose pairs, %s", pairs, read_names[how]);
         tkc_tensor *x = read_chain(ctx, t, how, &r, want, &nwant);
@@ -314,29 +314,32 @@ static void test_issue_pairs(void **state) {
   TR_END();
 }
 
-/* seeded random chains of 1 to 2,000 ops, every base and every reader */
+/* seeded random chains of 1 to 2,000 ops: on INTERP every base with every reader, on the devices
+ * that compile kernels a quarter of those pairs per length, a different quarter from one length to
+ * the next (every pair is met on each device; compiling every copy kernel would take minutes) */
 static void test_random_chains(void **state) {
   (void)state;
   tr_begin();
   static const int lens[] = {1, 2, 3, 5, 8, 13, 20, 50, 100, 200, 500, 1000, 2000};
   FOR_EACH_DEVICE(dev, ctx) {
+    bool all = !strcmp(dev, "INTERP");
     for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
       for (int base = 0; base < NBASES; base++)
         for (int how = 0; how < NREADS; how++) {
-          if (lens[li] >= 500 && how != READ_DIRECT && how != READ_ADD && base != ON_BUFFER) continue; /* (time) */
+          if (!all && (size_t)(base * NREADS + how) % 4 != li % 4) continue;
           tkc_scope_begin(ctx);
           uint64_t seed = 1000 * (uint64_t)lens[li] + 7 * (uint64_t)base + 1;
           chain_ref r;
           tkc_tensor *t = random_chain(ctx, base, seed, lens[li], 0, &r);
           double want[MAXN];
-          int64_t nwant;
+          int64_t nwant = 0;
           char what[96];
           snprintf(what, sizeof what, "%d-op chain (seed %llu) over a %s, %s", lens[li], (unsigned long long)seed, base_names[base], read_names[how]);
           TR_EXPECT(t != NULL, "%s: %s: built", dev, what);
           if (t) {
-          tkc_tensor *x = read_chain(ctx, t, how, &r, want, &nwant);
-          expect_values(x, want, nwant, dev, what);
-        }
+            tkc_tensor *x = read_chain(ctx, t, how, &r, want, &nwant);
+            expect_values(x, want, nwant, dev, what);
+          }
           tkc_scope_end(ctx);
         }
   }
@@ -356,7 +359,7 @@ static void test_realized_midway(void **state) {
         chain_ref r;
         tkc_tensor *t = random_chain(ctx, ON_BUFFER, seed, len, 7, &r);
         double want[MAXN];
-        int64_t nwant;
+        int64_t nwant = 0;
         char what[96];
         snprintf(what, sizeof what, "%d-op chain realized every 7 ops, %s", len, read_names[how]);
         TR_EXPECT(t != NULL, "%s: %s: built", dev, what);
@@ -474,19 +477,6 @@ static void test_deep_chain_small_stack(void **state) {
 }
 
 int main(void) {
-  if (getenv("MC_DEBUG")) { /* (temporary) */
-    tkc_ctx *ctx = tkc_ctx_new("INTERP");
-    chain_ref r;
-    tkc_tensor *t = random_chain(ctx, ON_BUFFER, 200001, 200, 0, &r);
-    printf("built %p %s\n", (void *)t, tkc_last_error());
-    double want[MAXN];
-    int64_t nwant;
-    tkc_tensor *x = read_chain(ctx, t, READ_DIRECT, &r, want, &nwant);
-    printf("kernels %d\n", tkc_kernel_count(x));
-    float got[MAXN];
-    printf("%d %s\n", tkc_copy_out(x, got, (size_t)nwant * 4), tkc_last_error());
-    return 0;
-  }
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_issue_pairs),
       cmocka_unit_test(test_random_chains),

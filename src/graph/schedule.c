@@ -3,7 +3,10 @@
  * A kernel computes one node into a buffer. Building it walks the node's sources and fuses:
  *   - elementwise ops (and casts) fuse;
  *   - movement ops are pushed to the leaves: each leaf (buffer, constant, iota) gets a view that
- *     composes its own layout with every movement above it, so views never copy;
+ *     composes its own layout with every movement above it, so views never copy; any number of
+ *     them: where the views stop merging (a leaf would need more than TKC_MAX_VIEWS stacked ones),
+ *     the value there is realized first (a contiguous copy, as a user would write by hand) and
+ *     the movement ops above it start from that buffer;
  *   - one reduce (or several with the same shape and axes) fuses with the elementwise ops before
  *     and after it;
  * and cuts (realizes the node as its own kernel first) at
