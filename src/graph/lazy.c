@@ -266,25 +266,29 @@ tkc_lazy *tkc_lz_move_node(tkc_lazy *src, int ndim, const int64_t *shape) {
   return m;
 }
 
-/* n is a chain of movement ops over a realized node: see the same data through a composed view. */
+/* n is a chain of movement ops over a realized node: see the same data through a composed view. The
+ * chain may be any length (the scheduler has realized the nodes where its views stop merging). */
 tkc_status tkc_lazy_become_view(tkc_lazy *n) {
-  tkc_lazy *chain[256];
-  int len = 0;
+  tkc_lazy *few[64], **chain = few;
+  size_t len = 0;
   tkc_lazy *b = n;
-  while (b->kind == TKC_LZ_MOVE) {
-    if (len == 256) return tkc_err(TKC_ESHAPE, "more than 256 movement ops in a row");
-    chain[len++] = b;
-    b = b->src[0];
-  }
+  for (; b->kind == TKC_LZ_MOVE; b = b->src[0]) len++;
   if (b->kind != TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "realize: the base of a view was not computed");
+  if (len > sizeof few / sizeof *few && !(chain = tkc_malloc(len * sizeof *chain))) return tkc_err(TKC_ENOMEM, "out of memory realizing a view");
+  size_t i = 0;
+  for (tkc_lazy *m = n; m != b; m = m->src[0]) chain[i++] = m;
   tkc_st st = *b->st;
-  for (int i = len - 1; i >= 0; i--) {
-    tkc_status s = tkc_lazy_apply_move(&st, chain[i]);
-    if (s) return s;
+  tkc_status s = TKC_OK;
+  while (i > 0 && !s) {
+    bool full = st.nviews == TKC_MAX_VIEWS;
+    if ((s = tkc_lazy_apply_move(&st, chain[--i])) == TKC_ESHAPE && full) /* (the schedule realizes where views stop merging) */
+      s = tkc_err(TKC_EINTERNAL, "realize: a view needs more than %d stacked views", TKC_MAX_VIEWS);
   }
+  if (chain != few) tkc_free(chain);
+  if (s) return s;
   int64_t stamp[2 * TKC_MAX_DIMS];
   memcpy(stamp, b->arg, sizeof stamp);
-  tkc_status s = tkc_lazy_become_buffer(n, b->rbuf, &st);
+  s = tkc_lazy_become_buffer(n, b->rbuf, &st);
   memcpy(n->arg, stamp, sizeof stamp); /* the base's binding, not the view's */
   return s;
 }

@@ -3,7 +3,10 @@
  * A kernel computes one node into a buffer. Building it walks the node's sources and fuses:
  *   - elementwise ops (and casts) fuse;
  *   - movement ops are pushed to the leaves: each leaf (buffer, constant, iota) gets a view that
- *     composes its own layout with every movement above it, so views never copy;
+ *     composes its own layout with every movement above it, so views never copy; any number of
+ *     them: where the views stop merging (a leaf would need more than TKC_MAX_VIEWS stacked ones),
+ *     the value there is realized first (a contiguous copy, as a user would write by hand) and
+ *     the movement ops above it start from that buffer;
  *   - one reduce (or several with the same shape and axes) fuses with the elementwise ops before
  *     and after it;
  * and cuts (realizes the node as its own kernel first) at
@@ -23,18 +26,24 @@
 #include "graph/graph.h"
 #include "runtime/device.h"
 
-#define MAX_MOVES 64
 #define MAX_INPUTS 32
 #define ST_ARGS TKC_ST_ARGS
 
+/* The movement ops between a leaf and the kernel's root, any number of them: a list applied from m
+ * (the op nearest the source) on. Lists are interned per kernel (the same ops give the same
+ * pointer), so the memo compares them by pointer and a list shares its tail with the one above. */
 typedef struct moves {
+  tkc_lazy *m;              /* NULL: the empty list */
+  const struct moves *rest; /* the ops applied after m */
+  const tkc_lazy *last;     /* the op applied last (nearest the root) */
   int n;
-  tkc_lazy *m[MAX_MOVES]; /* applied in order: m[0] first (it is nearest the source) */
+  bool pad, expand, reshapes; /* some op pads / expands; every op is a reshape */
 } moves;
+static const moves no_moves = {.reshapes = true};
 
 typedef struct memo_entry {
   tkc_lazy *n;
-  const moves *mv; /* points into the arena below */
+  const moves *mv;
   int in_reduce;
   tkc_uop *u;
 } memo_entry;
@@ -50,9 +59,30 @@ typedef struct kernel {
   tkc_lazy *reduce_shape_of; /* a reduce of this kernel: its src has the full shape */
   memo_entry *memo;
   size_t nmemo, capmemo;
-  moves **saved; /* copies of move lists kept for the memo */
-  size_t nsaved, capsaved;
+  moves **lists; /* the interned move lists: an open-addressing table */
+  size_t nlists, caplists;
+  tkc_lazy *to_space;       /* the move schedule_node adds above the root, if any */
+  const tkc_lazy *overflow; /* set with a quiet TKC_ESHAPE: the move whose view did not fit a leaf's */
 } kernel;
+
+/* What a kernel has built so far, to go back to when a part of it is built again another way. */
+typedef struct kernel_mark {
+  int ninputs, has_reduce;
+  size_t nmemo;
+  int64_t full[TKC_MAX_DIMS];
+  tkc_lazy *reduce_shape_of;
+} kernel_mark;
+
+static kernel_mark kernel_marked(const kernel *k) {
+  kernel_mark m = {k->ninputs, k->has_reduce, k->nmemo, {0}, k->reduce_shape_of};
+  memcpy(m.full, k->full, sizeof m.full);
+  return m;
+}
+
+static void kernel_back_to(kernel *k, const kernel_mark *m) {
+  k->ninputs = m->ninputs, k->has_reduce = m->has_reduce, k->nmemo = m->nmemo, k->reduce_shape_of = m->reduce_shape_of;
+  memcpy(k->full, m->full, sizeof k->full);
+}
 
 static int is_planned(const tkc_schedule *s, const tkc_lazy *n) {
   for (size_t i = 0; i < s->n; i++)
@@ -263,17 +293,24 @@ static tkc_status close_region(cut_walk *w, tkc_lazy *n, tkc_lazy *t, region *r)
   }
   for (int pass = 0; pass < MAX_INPUTS + 4; pass++) {
     memset(r, 0, sizeof *r);
-    int biggest = -1, most = 1;
     for (int i = 0; i < n->nsrc; i++) {
       const region *c = region_of(w, n->src[i]);
-      r->height = c->height + 1 > r->height ? c->height + 1 : r->height;
+      /* (a chain of movement ops is built in one step: it counts once) */
+      int h = c->height + (n->kind != TKC_LZ_MOVE || n->src[i]->kind != TKC_LZ_MOVE);
+      r->height = h > r->height ? h : r->height;
       for (int j = 0; j < c->nleaves; j++) region_add(r, c->leaves[j]);
       r->over |= c->over;
+    }
+    if (!r->over) break;
+    int biggest = -1, most = 1; /* (only looked for when needed: the walks past movement ops cost) */
+    for (int i = 0; i < n->nsrc; i++) {
+      const region *c = region_of(w, n->src[i]);
+      if (c->nleaves + c->over * MAX_INPUTS <= most) continue;
       tkc_lazy *base = n->src[i];
       while (base->kind == TKC_LZ_MOVE) base = base->src[0];
-      if (base->kind != TKC_LZ_BUFFER && (c->nleaves + c->over * MAX_INPUTS) > most) most = c->nleaves + c->over * MAX_INPUTS, biggest = i;
+      if (base->kind != TKC_LZ_BUFFER) most = c->nleaves + c->over * MAX_INPUTS, biggest = i;
     }
-    if (!r->over || biggest < 0) break;
+    if (biggest < 0) break;
     /* too many buffers: the biggest source's base becomes a kernel (one buffer from here on) */
     tkc_lazy *base = n->src[biggest];
     while (base->kind == TKC_LZ_MOVE) base = base->src[0];
@@ -389,14 +426,10 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
 
 /* ---------------------------------------------------------------- memo */
 
-static int same_moves(const moves *a, const moves *b) {
-  return a->n == b->n && !memcmp(a->m, b->m, (size_t)a->n * sizeof *a->m);
-}
-
 static tkc_uop *memo_get(const kernel *k, tkc_lazy *n, const moves *mv, int in_reduce) {
   for (size_t i = 0; i < k->nmemo; i++) {
     const memo_entry *e = &k->memo[i];
-    if (e->n == n && e->in_reduce == in_reduce && same_moves(e->mv, mv)) return e->u;
+    if (e->n == n && e->in_reduce == in_reduce && e->mv == mv) return e->u;
   }
   return NULL;
 }
@@ -409,23 +442,40 @@ static void memo_put(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc
     k->memo = m;
     k->capmemo = cap;
   }
-  if (k->nsaved == k->capsaved) {
-    size_t cap = k->capsaved ? 2 * k->capsaved : 32;
-    moves **sv = tkc_realloc(k->saved, cap * sizeof *sv);
-    if (!sv) return;
-    k->saved = sv;
-    k->capsaved = cap;
+  k->memo[k->nmemo++] = (memo_entry){n, mv, in_reduce, u};
+}
+
+static size_t list_slot(moves *const *lists, size_t cap, const tkc_lazy *m, const moves *rest) {
+  size_t i = (((uintptr_t)m >> 4) * 0x9E3779B97F4A7C15ull ^ ((uintptr_t)rest >> 4) * 0xC2B2AE3D27D4EB4Full) & (cap - 1);
+  while (lists[i] && (lists[i]->m != m || lists[i]->rest != rest)) i = (i + 1) & (cap - 1);
+  return i;
+}
+
+/* the list m, then rest (interned); NULL with the error set when out of memory */
+static const moves *moves_push(kernel *k, tkc_lazy *m, const moves *rest) {
+  if (2 * (k->nlists + 1) > k->caplists) {
+    size_t cap = k->caplists ? 2 * k->caplists : 64;
+    moves **big = tkc_calloc(cap, sizeof *big);
+    if (!big) return tkc_err_null(TKC_ENOMEM, "out of memory scheduling");
+    for (size_t j = 0; j < k->caplists; j++)
+      if (k->lists[j]) big[list_slot(big, cap, k->lists[j]->m, k->lists[j]->rest)] = k->lists[j];
+    tkc_free(k->lists);
+    k->lists = big, k->caplists = cap;
   }
-  moves *copy = tkc_malloc(sizeof *copy);
-  if (!copy) return;
-  *copy = *mv;
-  k->saved[k->nsaved++] = copy;
-  k->memo[k->nmemo++] = (memo_entry){n, copy, in_reduce, u};
+  size_t i = list_slot(k->lists, k->caplists, m, rest);
+  if (k->lists[i]) return k->lists[i];
+  moves *l = tkc_malloc(sizeof *l);
+  if (!l) return tkc_err_null(TKC_ENOMEM, "out of memory scheduling");
+  *l = (moves){m, rest, rest->m ? rest->last : m, rest->n + 1, rest->pad || m->op == TKC_OP_PAD, rest->expand || m->op == TKC_OP_EXPAND,
+               rest->reshapes && m->op == TKC_OP_RESHAPE};
+  k->lists[i] = l;
+  k->nlists++;
+  return l;
 }
 
 static void kernel_free(kernel *k) {
-  for (size_t i = 0; i < k->nsaved; i++) tkc_free(k->saved[i]);
-  tkc_free(k->saved);
+  for (size_t i = 0; i < k->caplists; i++) tkc_free(k->lists[i]);
+  tkc_free(k->lists);
   tkc_free(k->memo);
 }
 
@@ -440,30 +490,99 @@ static tkc_uop *global_uop(tkc_graph *g, int i, tkc_dtype dt) {
   return tkc_uop_new(g, TKC_OP_DEFINE_GLOBAL, tkc_dt_ptr(tkc_dt_of(dt), TKC_SPACE_GLOBAL, -1), 0, NULL, tkc_arg_int(i));
 }
 
-static tkc_status apply_moves(tkc_st *st, const moves *mv) {
-  for (int i = 0; i < mv->n; i++) {
-    tkc_status s = tkc_lazy_apply_move(st, mv->m[i]);
-    if (s) return s;
-  }
-  return TKC_OK;
-}
-
 static int st_masked(const tkc_st *st) {
   for (int i = 0; i < st->nviews; i++)
     if (st->views[i].has_mask) return 1;
   return 0;
 }
 
+/* the view a kernel reads n through: a buffer's own, else (a node an earlier kernel computes, a
+ * constant, an iota) contiguous */
+static void node_st(const tkc_lazy *n, tkc_st *st) {
+  if (n->kind == TKC_LZ_BUFFER) *st = *n->st;
+  else tkc_st_contiguous_max(st, n->ctx, n->ndim, n->shape);
+}
+
+/* x seen through the moves from `from` up to (not including) `upto`, as a node of its own (a new
+ * reference): the last of those moves itself when they are the chain right above x (and not the
+ * kernel's root), else copies of them over x; a CONTIGUOUS copy of x when there are none. */
+static tkc_lazy *moves_node(const kernel *k, tkc_lazy *x, const moves *from, const moves *upto) {
+  if (from == upto) {
+    tkc_lazy *c = tkc_lazy_new(x->ctx, TKC_LZ_CONTIGUOUS, x->dtype, x->ndim, x->shape);
+    if (c) tkc_lazy_set_src(c, 0, x);
+    return c;
+  }
+  const tkc_lazy *below = x;
+  const moves *l = from;
+  for (; l != upto && l->m->src[0] == below && l->m != k->root; l = l->rest) below = l->m;
+  if (l == upto) {
+    tkc_lazy_ref((tkc_lazy *)below);
+    return (tkc_lazy *)below;
+  }
+  tkc_lazy *top = x;
+  tkc_lazy_ref(x);
+  for (l = from; l != upto; l = l->rest) {
+    tkc_lazy *c = tkc_lazy_new(x->ctx, TKC_LZ_MOVE, x->dtype, l->m->ndim, l->m->shape);
+    if (c) {
+      c->op = l->m->op;
+      memcpy(c->arg, l->m->arg, sizeof c->arg);
+      tkc_lazy_set_src(c, 0, top);
+    }
+    tkc_lazy_unref(top);
+    if (!(top = c)) return NULL;
+  }
+  return top;
+}
+
+/* *st = the view of *x with mv applied. Where the views stop merging (a move would stack more than
+ * TKC_MAX_VIEWS of them), the value there is realized first, as a user would with tkc_contiguous:
+ *   - the source of that move, by the build step that pushed it onto the list: k->overflow names the
+ *     move and a quiet TKC_ESHAPE goes up to that step (so the whole expression below the move
+ *     becomes one buffer, however many leaves it has);
+ *   - here, where no build step pushed the move (the reshape into a reduce's space) or *x's own view
+ *     is full already: a copy of *x seen through the moves so far, which *x then is. */
+static tkc_status leaf_view(kernel *k, tkc_lazy **x, const moves *mv, tkc_st *st) {
+  const moves *from = mv; /* the moves applied to *x so far start here */
+  bool fresh = false;     /* *x was just copied here, nothing applied to it yet */
+  node_st(*x, st);
+  for (const moves *l = mv; l->m;) {
+    bool full = st->nviews == TKC_MAX_VIEWS;
+    tkc_status s = tkc_lazy_apply_move(st, l->m);
+    if (!s) {
+      l = l->rest;
+      fresh = false;
+      continue;
+    }
+    if (s != TKC_ESHAPE || !full) return s;
+    if (fresh) return tkc_err(TKC_EINTERNAL, "schedule: a single movement op needs more than %d views", TKC_MAX_VIEWS);
+    if (from != l && l->m != k->to_space) {
+      k->overflow = l->m;
+      return TKC_ESHAPE;
+    }
+    tkc_lazy *mid = moves_node(k, *x, from, l);
+    if (!mid) return tkc_last_status();
+    s = schedule_node(k->s, mid);
+    tkc_lazy_unref(mid); /* its schedule item holds it (and a copy holds what it reads) */
+    if (s) return s;
+    *x = mid, from = l, fresh = true;
+    node_st(mid, st);
+  }
+  return TKC_OK;
+}
+
 /* a buffer (or a node computed by an earlier kernel) read through its view and the moves */
+static tkc_status load_view(kernel *k, tkc_lazy *n, const tkc_st *st, tkc_uop **out);
 static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
-  tkc_graph *g = k->s->g;
   tkc_st st;
   tkc_status s = tkc_lazy_check_stamp(n, "realize");
   if (s) return s;
-  if (n->kind == TKC_LZ_BUFFER) st = *n->st;
-  else tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
-  s = apply_moves(&st, mv);
-  if (s) return s;
+  if ((s = leaf_view(k, &n, mv, &st))) return s;
+  return load_view(k, n, &st, out);
+}
+
+/* n (a buffer, or a node an earlier kernel computes) read through st */
+static tkc_status load_view(kernel *k, tkc_lazy *n, const tkc_st *st, tkc_uop **out) {
+  tkc_graph *g = k->s->g;
   const void *key = n->kind == TKC_LZ_BUFFER ? (const void *)n->rbuf : (const void *)n;
   int i = 0;
   while (i < k->ninputs && k->input_keys[i] != key) i++;
@@ -473,7 +592,7 @@ static tkc_status leaf_load(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **o
     k->input_keys[i] = key;
     k->ninputs++;
   }
-  tkc_uop *src[2] = {global_uop(g, i + 1, n->dtype), view_uop(g, &st, tkc_dt_of(TKC_VOID))};
+  tkc_uop *src[2] = {global_uop(g, i + 1, n->dtype), view_uop(g, st, tkc_dt_of(TKC_VOID))};
   *out = tkc_uop_new(g, TKC_OP_LOAD, tkc_dt_of(n->dtype), 2, src, tkc_arg_none());
   return *out ? TKC_OK : tkc_last_status();
 }
@@ -492,12 +611,6 @@ static int pad_unsafe(const tkc_schedule *s, tkc_lazy *n, int *budget) {
   if (n->kind == TKC_LZ_ALU && (tkc_op_flags((tkc_op)n->op) & TKC_F_P)) return 1;
   for (int i = 0; i < n->nsrc; i++)
     if (pad_unsafe(s, n->src[i], budget)) return 1;
-  return 0;
-}
-
-static int moves_pad(const moves *mv) {
-  for (int i = 0; i < mv->n; i++)
-    if (mv->m[i]->op == TKC_OP_PAD) return 1;
   return 0;
 }
 
@@ -531,19 +644,13 @@ static int costly_below(const tkc_schedule *s, const tkc_lazy *n, int64_t factor
 /* how many times the expands in mv repeat each element of what they read */
 static int64_t expand_factor(const moves *mv) {
   int64_t f = 1;
-  for (int i = 0; i < mv->n; i++) {
-    const tkc_lazy *m = mv->m[i], *in = m->src[0];
+  for (const moves *p = mv; p && p->m; p = p->rest) {
+    const tkc_lazy *m = p->m, *in = m->src[0];
     if (m->op != TKC_OP_EXPAND) continue;
     for (int d = 0; d < m->ndim && d < in->ndim; d++)
       if (in->shape[d] == 1 && m->shape[d] > 1 && !tkc_dim_is_var(m->shape[d])) f = f > INT32_MAX ? f : f * m->shape[d];
   }
   return f;
-}
-
-static int moves_expand(const moves *mv) {
-  for (int i = 0; i < mv->n; i++)
-    if (mv->m[i]->op == TKC_OP_EXPAND) return 1;
-  return 0;
 }
 
 /* ---------------------------------------------------------------- building */
@@ -562,10 +669,11 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   tkc_st st;
   tkc_status s;
   tkc_uop *src[3];
+  tkc_lazy *at = n; /* a leaf: what the kernel reads; a chain of moves: the node below it */
   switch (n->kind) {
   case TKC_LZ_CONST: {
-    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
-    if ((s = apply_moves(&st, mv))) return s;
+    if ((s = leaf_view(k, &at, mv, &st))) return s;
+    if (at != n) return load_view(k, at, &st, out); /* its view did not merge: a copy of it */
     tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
     *out = tkc_uop_new(g, TKC_OP_CONST, tkc_dt_of(n->dtype), view ? 1 : 0, &view, tkc_value_to_arg(n->value, n->dtype));
     return *out ? TKC_OK : tkc_last_status();
@@ -573,8 +681,8 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_VAR: { /* the kernel's DEFINE_VAR parameter; 0 where a pad masks it (var * masked 1) */
     const tkc_ctx_var *v = &n->ctx->vars[n->value.i];
     tkc_uop *var = tkc_uop_var(g, v->name, v->min, v->max);
-    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
-    if ((s = apply_moves(&st, mv))) return s;
+    if ((s = leaf_view(k, &at, mv, &st))) return s;
+    if (at != n) return load_view(k, at, &st, out);
     tkc_uop *view = st_masked(&st) ? view_uop(g, &st, tkc_dt_of(TKC_VOID)) : NULL;
     *out = var;
     if (view && var) {
@@ -584,14 +692,14 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     return *out ? TKC_OK : tkc_last_status();
   }
   case TKC_LZ_IOTA:
-    tkc_st_contiguous_max(&st, n->ctx, n->ndim, n->shape);
-    if ((s = apply_moves(&st, mv))) return s;
+    if ((s = leaf_view(k, &at, mv, &st))) return s;
+    if (at != n) return load_view(k, at, &st, out);
     *out = view_uop(g, &st, tkc_dt_of(TKC_INT32));
     return *out ? TKC_OK : tkc_last_status();
   case TKC_LZ_ALU:
   case TKC_LZ_CAST:
   case TKC_LZ_BITCAST:
-    if (in_reduce && moves_expand(mv)) { /* broadcast into a reduce: each value would be recomputed per use */
+    if (in_reduce && mv->expand) { /* broadcast into a reduce: each value would be recomputed per use */
       int budget = 256;
       loads_seen loads = {0};
       if (costly_below(k->s, n, expand_factor(mv), &budget, &loads)) return cut(k, n, mv, out);
@@ -603,26 +711,43 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
       *out = tkc_uop_new(g, op, tkc_dt_of(n->dtype), n->nsrc, src, tkc_arg_none());
     }
     return *out ? TKC_OK : tkc_last_status();
-  case TKC_LZ_MOVE: {
-    moves next;
-    if (mv->n + 1 > MAX_MOVES) return cut(k, n, mv, out); /* too many: compute this view first */
-    next.n = mv->n + 1;
-    next.m[0] = n;
-    memcpy(next.m + 1, mv->m, (size_t)mv->n * sizeof *mv->m);
-    if (n->op == TKC_OP_PAD || moves_pad(mv)) {
-      int budget = 4096;
-      if (pad_unsafe(k->s, n->src[0], &budget)) return cut(k, n->src[0], &next, out);
+  case TKC_LZ_MOVE: { /* the whole chain of movement ops at once: one frame, however long it is */
+    const moves *next = mv;
+    bool pad_checked = false, unsafe = false;
+    kernel_mark mark = kernel_marked(k);
+    for (; at->kind == TKC_LZ_MOVE && !is_planned(k->s, at); at = at->src[0]) {
+      if (!(next = moves_push(k, at, next))) return tkc_last_status();
+      if (next->pad && !pad_checked) { /* (below every move of the chain is the same node) */
+        int budget = 4096;
+        pad_checked = true;
+        unsafe = pad_unsafe(k->s, at->src[0], &budget);
+      }
     }
-    return build(k, n->src[0], &next, in_reduce, out);
+    /* a zero-pad would change what is below it: that is computed first, and padded as it is read */
+    s = unsafe ? cut(k, at, next, out) : build(k, at, next, in_reduce, out);
+    while (s == TKC_ESHAPE && k->overflow) { /* a leaf's views stopped merging at k->overflow */
+      const moves *l = mv;
+      tkc_lazy *m = n;
+      for (; m != at; m = m->src[0]) {
+        if (!(l = moves_push(k, m, l))) return tkc_last_status();
+        if (m == k->overflow) break;
+      }
+      if (m == at) return s; /* a move of a step above: its to handle */
+      if (m->src[0]->kind == TKC_LZ_BUFFER) return tkc_err(TKC_EINTERNAL, "schedule: a full view over a buffer");
+      /* one of this chain's: what it reads gets a kernel of its own; this one reads that */
+      k->overflow = NULL;
+      kernel_back_to(k, &mark);
+      s = cut(k, m->src[0], l, out);
+    }
+    return s;
   }
   case TKC_LZ_REDUCE: {
     tkc_lazy *x = n->src[0];
     if (n != k->root && shared_reduce(k->s, n)) return cut(k, n, mv, out);
     /* reshapes that lead back to this reduce's shape cancel out (the kernel may live in its space) */
-    int cancel = mv->n > 0;
-    for (int i = 0; i < mv->n; i++) cancel &= mv->m[i]->op == TKC_OP_RESHAPE;
+    int cancel = mv->n > 0 && mv->reshapes;
     if (cancel) {
-      const tkc_lazy *end = mv->m[mv->n - 1];
+      const tkc_lazy *end = mv->last;
       cancel = end->ndim == n->ndim && !memcmp(end->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim);
     }
     int same = !k->has_reduce || (k->reduce_shape_of->ndim == n->ndim && !memcmp(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim) &&
@@ -633,8 +758,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
       memcpy(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim);
       k->reduce_shape_of = n;
     }
-    moves none = {0};
-    if ((s = build(k, x, &none, 1, &src[0]))) return s;
+    if ((s = build(k, x, &no_moves, 1, &src[0]))) return s;
     tkc_arg axes[TKC_MAX_DIMS], a[2];
     uint32_t na = 0;
     for (int i = 0; i < n->ndim; i++)
@@ -726,20 +850,26 @@ static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink) {
 static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (is_planned(s, n)) return TKC_OK;
   kernel k = {.s = s, .root = n};
-  moves space = {0};
+  const moves *space = &no_moves;
   int budget = 4096;
   const tkc_lazy *r = reduce_below(s, n, 0, &budget);
   tkc_lazy *to_space = NULL; /* reshape root shape -> the reduce's shape */
   if (r && (r->ndim != n->ndim || memcmp(r->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim))) {
     to_space = tkc_lz_move_node(n, r->ndim, r->shape);
     if (!to_space) return tkc_last_status();
-    space.n = 1;
-    space.m[0] = to_space;
+    k.to_space = to_space;
+    if (!(space = moves_push(&k, to_space, &no_moves))) {
+      kernel_free(&k);
+      tkc_lazy_unref(to_space);
+      return tkc_last_status();
+    }
   }
   int ndim = to_space ? to_space->ndim : n->ndim;
   const int64_t *shape = to_space ? to_space->shape : n->shape;
   tkc_uop *value = NULL;
-  tkc_status st = build(&k, n, &space, 0, &value);
+  tkc_status st = build(&k, n, space, 0, &value);
+  if (st == TKC_ESHAPE && k.overflow) /* (every move is pushed by a step of this kernel, which handles it) */
+    st = tkc_err(TKC_EINTERNAL, "schedule: a view needs more than %d stacked views", TKC_MAX_VIEWS);
   if (!st && s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 8;
     tkc_sched_item *items = tkc_realloc(s->items, cap * sizeof *items);
@@ -832,6 +962,43 @@ static tkc_status order_items(tkc_schedule *s) {
   return TKC_OK;
 }
 
+/* t, a chain of movement ops, becomes a view of the buffer below it when realized
+ * (tkc_lazy_become_view): where the chain's views stop merging (more than TKC_MAX_VIEWS stacked
+ * ones), the node below the move that does not fit gets a kernel of its own (a contiguous copy) and
+ * the view starts again from that buffer. Iterative: chains of any length. */
+static tkc_status plan_view(tkc_schedule *s, tkc_lazy *t) {
+  size_t len = 0;
+  tkc_lazy *base = t;
+  for (; base->kind == TKC_LZ_MOVE && !is_planned(s, base); base = base->src[0]) len++;
+  if (!len) return TKC_OK;
+  tkc_lazy **chain = tkc_malloc(len * sizeof *chain); /* bottom up */
+  if (!chain) return tkc_err(TKC_ENOMEM, "out of memory scheduling a view");
+  size_t i = len;
+  for (tkc_lazy *m = t; m != base; m = m->src[0]) chain[--i] = m;
+  tkc_st st;
+  node_st(base, &st); /* (a node a kernel computes is contiguous in its buffer) */
+  tkc_status r = TKC_OK;
+  bool fresh = false; /* st was just started at a node realized for this, nothing applied yet */
+  for (i = 0; i < len && !r;) {
+    bool full = st.nviews == TKC_MAX_VIEWS;
+    if (!(r = tkc_lazy_apply_move(&st, chain[i]))) {
+      i++, fresh = false;
+      continue;
+    }
+    if (r != TKC_ESHAPE || !full || fresh) break;
+    r = TKC_OK;
+    /* realize what the move reads (where that is the base, a buffer with a full stack of views
+     * already: the move's own result, whose kernel then reads a copy of the base) */
+    tkc_lazy *mid = chain[i ? i - 1 : 0];
+    if (!s->g && !(s->g = tkc_graph_new())) r = tkc_last_status();
+    if (!r) r = schedule_node(s, mid);
+    node_st(mid, &st); /* (planned: contiguous) */
+    i += !i, fresh = true;
+  }
+  tkc_free(chain);
+  return r;
+}
+
 tkc_status tkc_schedule_build_many(tkc_schedule *s, int n, tkc_lazy *const *ts) {
   memset(s, 0, sizeof *s);
   tkc_lazy **roots = tkc_malloc((size_t)(n > 0 ? n : 1) * sizeof *roots);
@@ -853,6 +1020,8 @@ tkc_status tkc_schedule_build_many(tkc_schedule *s, int n, tkc_lazy *const *ts) 
     tkc_free(cuts);
     if (!st) st = schedule_node(s, roots[r]);
   }
+  for (int i = 0; i < n && !st; i++)
+    if (ts[i]->kind == TKC_LZ_MOVE) st = plan_view(s, ts[i]);
   users_free(s->users);
   s->users = NULL;
   tkc_free(roots);

@@ -52,8 +52,10 @@ TKC_HIDDEN const int64_t *tkc_st_shape(const tkc_st *st); /* the last view's sha
 TKC_HIDDEN int tkc_st_ndim(const tkc_st *st);
 /* true when st is the plain row-major layout of its shape (no offset, no mask, one view) */
 TKC_HIDDEN int tkc_st_is_contiguous(const tkc_st *st);
-/* Movement ops, in place; they return a status (TKC_ESHAPE when st would need too many views). The
- * arguments are already validated by the tensor layer. */
+/* Movement ops, in place; they return a status. When st holds TKC_MAX_VIEWS views and the op would
+ * stack one more (the views stop merging), TKC_ESHAPE without an error set and st unchanged: the
+ * caller then realizes the value so far (the scheduler does) and applies the op to a fresh view.
+ * The arguments are already validated by the tensor layer. */
 TKC_HIDDEN tkc_status tkc_st_reshape(tkc_st *st, int ndim, const int64_t *shape);
 TKC_HIDDEN tkc_status tkc_st_permute(tkc_st *st, const int *order);
 TKC_HIDDEN tkc_status tkc_st_expand(tkc_st *st, const int64_t *shape);

@@ -63,9 +63,10 @@ const int64_t *tkc_st_shape(const tkc_st *st) { return st->views[st->nviews - 1]
 int tkc_st_ndim(const tkc_st *st) { return st->views[st->nviews - 1].ndim; }
 int tkc_st_is_contiguous(const tkc_st *st) { return st->nviews == 1 && view_is_contiguous(&st->views[0]); }
 
-/* Stacks a contiguous view of the given shape on top (the index space is re-read row-major). */
+/* Stacks a contiguous view of the given shape on top (the index space is re-read row-major). A full
+ * stack refuses quietly (no error set, st unchanged): its caller realizes the value so far. */
 static tkc_status push_view(tkc_st *st, int ndim, const int64_t *shape) {
-  if (st->nviews == TKC_MAX_VIEWS) return tkc_err(TKC_ESHAPE, "a view needs more than %d stacked views", TKC_MAX_VIEWS);
+  if (st->nviews == TKC_MAX_VIEWS) return TKC_ESHAPE;
   view_contiguous(&st->views[st->nviews++], ndim, shape);
   return TKC_OK;
 }
