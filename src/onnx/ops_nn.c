@@ -1,0 +1,216 @@
+/* ops_nn.c — the op table's builders for Gemm, convolutions, pooling and normalization: the ONNX
+ * attributes (auto_pad, asymmetric pads, 1-D forms) mapped onto tkc's 2-D ops. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ops_util.h"
+
+tkc_status onnx_build_gemm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *a = onnx_in(n, 0), *b = onnx_in(n, 1);
+  tkc_ctx *c = n->m->ctx;
+  if (onnx_attr_int(n, "transA", 0)) a = tkc_transpose(a, 0, 1);
+  if (onnx_attr_int(n, "transB", 0)) b = tkc_transpose(b, 0, 1);
+  double alpha = onnx_attr_float(n, "alpha", 1.0), beta = onnx_attr_float(n, "beta", 1.0);
+  tkc_dtype dt = tkc_dtype_of(a);
+  tkc_tensor *r = tkc_matmul(a, b);
+  if (alpha != 1.0) r = tkc_mul(r, tkc_scalar(c, dt, alpha));
+  if (onnx_has(n, 2)) {
+    tkc_tensor *cc = onnx_in(n, 2);
+    r = tkc_add(r, beta != 1.0 ? tkc_mul(cc, tkc_scalar(c, dt, beta)) : cc);
+  }
+  return onnx_set(n, 0, r);
+}
+
+/* the spatial attributes of a conv or pool over nsp spatial dims of x with kernel k */
+typedef struct spatial {
+  int nsp;
+  int k[2], stride[2], dil[2];
+  int pb[2], pe[2]; /* pads at the beginning / end of each spatial axis */
+} spatial;
+
+static tkc_status read_spatial(onnx_node *n, tkc_tensor *x, const int64_t *kernel, spatial *sp, int allow_dilation) {
+  int nd = tkc_ndim(x);
+  sp->nsp = nd - 2;
+  if (sp->nsp < 1 || sp->nsp > 2) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 or 2 supported)", sp->nsp);
+  int c;
+  const int64_t *st = onnx_attr_ints(n, "strides", &c);
+  if (c >= 0 && c != sp->nsp) return onnx_node_err(n, TKC_EINVAL, "strides has %d entries", c);
+  int cd;
+  const int64_t *dl = onnx_attr_ints(n, "dilations", &cd);
+  if (cd >= 0 && cd != sp->nsp) return onnx_node_err(n, TKC_EINVAL, "dilations has %d entries", cd);
+  int cp;
+  const int64_t *pd = onnx_attr_ints(n, "pads", &cp);
+  if (cp >= 0 && cp != 2 * sp->nsp) return onnx_node_err(n, TKC_EINVAL, "pads has %d entries", cp);
+  const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
+  for (int i = 0; i < sp->nsp; i++) {
+    sp->k[i] = (int)kernel[i];
+    sp->stride[i] = c >= 0 ? (int)st[i] : 1;
+    sp->dil[i] = cd >= 0 ? (int)dl[i] : 1;
+    sp->pb[i] = cp >= 0 ? (int)pd[i] : 0;
+    sp->pe[i] = cp >= 0 ? (int)pd[i + sp->nsp] : 0;
+    if (sp->k[i] < 1 || sp->stride[i] < 1 || sp->dil[i] < 1 || sp->pb[i] < 0 || sp->pe[i] < 0)
+      return onnx_node_err(n, TKC_EINVAL, "bad kernel/stride/dilation/pads");
+    if (!allow_dilation && sp->dil[i] != 1) return onnx_node_err(n, TKC_EUNSUPPORTED, "dilations");
+    if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
+      int64_t in = tkc_dim(x, 2 + i), out = (in + sp->stride[i] - 1) / sp->stride[i];
+      int64_t total = (out - 1) * sp->stride[i] + (int64_t)(sp->k[i] - 1) * sp->dil[i] + 1 - in;
+      if (total < 0) total = 0;
+      int small = (int)(total / 2), big = (int)(total - total / 2);
+      sp->pb[i] = ap[5] == 'U' ? small : big;
+      sp->pe[i] = ap[5] == 'U' ? big : small;
+    } else if (!strcmp(ap, "VALID")) sp->pb[i] = sp->pe[i] = 0;
+    else if (strcmp(ap, "NOTSET")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
+  }
+  return TKC_OK;
+}
+
+tkc_status onnx_build_conv(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2);
+  int64_t k[2] = {1, 1};
+  for (int i = 2; i < tkc_ndim(w) && i < 4; i++) k[i - 2] = tkc_dim(w, i);
+  spatial sp;
+  if ((s = read_spatial(n, x, k, &sp, 1))) return s;
+  int groups = (int)onnx_attr_int(n, "group", 1);
+  if (sp.nsp == 1) return onnx_set(n, 0, tkc_conv1d(x, w, b, sp.stride[0], sp.pb[0], sp.pe[0], sp.dil[0], groups));
+  int pad[4] = {sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
+  return onnx_set(n, 0, tkc_conv2d_ex(x, w, b, sp.stride, pad, sp.dil, groups));
+}
+
+tkc_status onnx_build_conv_transpose(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2);
+  if (tkc_ndim(x) != 4) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d-D input (4-D supported)", tkc_ndim(x));
+  int64_t k[2] = {tkc_dim(w, 2), tkc_dim(w, 3)};
+  int c;
+  if (onnx_attr(n, "output_shape")) return onnx_node_err(n, TKC_EUNSUPPORTED, "output_shape");
+  const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
+  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return onnx_node_err(n, TKC_EUNSUPPORTED, "auto_pad '%s'", ap);
+  spatial sp;
+  if ((s = read_spatial(n, x, k, &sp, 1))) return s;
+  const int64_t *op = onnx_attr_ints(n, "output_padding", &c);
+  int opad[2] = {c == 2 ? (int)op[0] : 0, c == 2 ? (int)op[1] : 0};
+  /* tkc pads both sides alike; asymmetric pads: the symmetric part, then crop the rest */
+  int pad[2] = {sp.pb[0] < sp.pe[0] ? sp.pb[0] : sp.pe[0], sp.pb[1] < sp.pe[1] ? sp.pb[1] : sp.pe[1]};
+  tkc_tensor *r = tkc_conv_transpose2d(x, w, b, sp.stride, pad, opad, sp.dil, (int)onnx_attr_int(n, "group", 1));
+  if (r && (sp.pb[0] != sp.pe[0] || sp.pb[1] != sp.pe[1])) {
+    int64_t rng[8] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
+    for (int i = 0; i < 2; i++) {
+      rng[4 + 2 * i] = sp.pb[i] - pad[i];
+      rng[5 + 2 * i] = tkc_dim(r, 2 + i) - (sp.pe[i] - pad[i]);
+    }
+    r = tkc_shrink(r, rng);
+  }
+  return onnx_set(n, 0, r);
+}
+
+/* 1-D pools run as 2-D over a (.., 1, L) view */
+static tkc_status pool(onnx_node *n, int is_max) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int c;
+  const int64_t *ks = onnx_attr_ints(n, "kernel_shape", &c);
+  if (c < 1) return onnx_node_err(n, TKC_EINVAL, "no kernel_shape");
+  spatial sp;
+  if ((s = read_spatial(n, x, ks, &sp, is_max))) return s;
+  if (c != sp.nsp) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries", c);
+  if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
+  int one_d = sp.nsp == 1;
+  if (one_d) {
+    x = tkc_unsqueeze(x, 2);
+    sp.k[1] = sp.k[0], sp.stride[1] = sp.stride[0], sp.dil[1] = sp.dil[0], sp.pb[1] = sp.pb[0], sp.pe[1] = sp.pe[0];
+    sp.k[0] = sp.stride[0] = sp.dil[0] = 1, sp.pb[0] = sp.pe[0] = 0;
+  }
+  int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0);
+  int sym = sp.pb[0] == sp.pe[0] && sp.pb[1] == sp.pe[1] && sp.pb[0] * 2 <= sp.k[0] && sp.pb[1] * 2 <= sp.k[1];
+  tkc_tensor *r;
+  if (is_max) {
+    if (!sym) { /* pad with the lowest value first */
+      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
+      x = tkc_pad(x, pads, -INFINITY);
+      sp.pb[0] = sp.pb[1] = 0;
+    }
+    int pad[2] = {sp.pb[0], sp.pb[1]};
+    r = tkc_max_pool2d(x, sp.k, sp.stride, pad, sp.dil, ceil_mode);
+  } else {
+    int cip = (int)onnx_attr_int(n, "count_include_pad", 0);
+    if (!sym) {
+      if (!cip) return onnx_node_err(n, TKC_EUNSUPPORTED, "asymmetric pads without count_include_pad");
+      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
+      x = tkc_pad(x, pads, 0);
+      sp.pb[0] = sp.pb[1] = 0;
+    }
+    int pad[2] = {sp.pb[0], sp.pb[1]};
+    r = tkc_avg_pool2d(x, sp.k, sp.stride, pad, ceil_mode, cip);
+  }
+  if (one_d && r) r = tkc_squeeze(r, 1, (int[]){2});
+  return onnx_set(n, 0, r);
+}
+tkc_status onnx_build_max_pool(onnx_node *n) { return pool(n, 1); }
+tkc_status onnx_build_avg_pool(onnx_node *n) { return pool(n, 0); }
+
+static tkc_status global_pool(onnx_node *n, int is_max) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS];
+  for (int d = 2; d < nd; d++) axes[d - 2] = d;
+  if (nd < 3) return onnx_node_err(n, TKC_EINVAL, "needs N, C and spatial dims");
+  return onnx_set(n, 0, is_max ? tkc_max(x, nd - 2, axes, 1) : tkc_mean(x, nd - 2, axes, 1));
+}
+tkc_status onnx_build_global_avg_pool(onnx_node *n) { return global_pool(n, 0); }
+tkc_status onnx_build_global_max_pool(onnx_node *n) { return global_pool(n, 1); }
+
+tkc_status onnx_build_batch_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 5);
+  if (s) return s;
+  if (onnx_attr_int(n, "training_mode", 0) || n->nout > 1) return onnx_node_err(n, TKC_EUNSUPPORTED, "training mode");
+  return onnx_set(n, 0, tkc_batch_norm(onnx_in(n, 0), onnx_in(n, 3), onnx_in(n, 4), onnx_in(n, 1), onnx_in(n, 2), onnx_attr_float(n, "epsilon", 1e-5)));
+}
+
+tkc_status onnx_build_layer_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
+  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  double eps = onnx_attr_float(n, "epsilon", 1e-5);
+  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
+  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
+  tkc_ctx *c = n->m->ctx;
+  tkc_dtype dt = tkc_dtype_of(x);
+  /* computed here (not tkc_layer_norm) for the Mean and InvStdDev outputs and broadcast scales */
+  tkc_tensor *mean = tkc_mean(x, naxes, axes, 1);
+  tkc_tensor *d = tkc_sub(x, mean);
+  tkc_tensor *var = tkc_mean(tkc_mul(d, d), naxes, axes, 1);
+  tkc_tensor *inv = tkc_rsqrt(tkc_add(var, tkc_scalar(c, dt, eps)));
+  tkc_tensor *y = tkc_mul(tkc_mul(d, inv), onnx_in(n, 1));
+  if (onnx_has(n, 2)) y = tkc_add(y, onnx_in(n, 2));
+  if ((s = onnx_set(n, 0, y))) return s;
+  if (n->nout > 1 && *n->proto->output[1] && (s = onnx_set(n, 1, mean))) return s;
+  if (n->nout > 2 && *n->proto->output[2] && (s = onnx_set(n, 2, inv))) return s;
+  return TKC_OK;
+}
+
+tkc_status onnx_build_instance_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS];
+  if (nd < 3) return onnx_node_err(n, TKC_EINVAL, "needs N, C and spatial dims");
+  for (int d = 2; d < nd; d++) axes[d - 2] = d;
+  tkc_dtype dt = tkc_dtype_of(x);
+  tkc_tensor *mean = tkc_mean(x, nd - 2, axes, 1);
+  tkc_tensor *d = tkc_sub(x, mean);
+  tkc_tensor *var = tkc_mean(tkc_mul(d, d), nd - 2, axes, 1);
+  tkc_tensor *y = tkc_mul(d, tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, dt, onnx_attr_float(n, "epsilon", 1e-5)))));
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int i = 0; i < nd; i++) sh[i] = i == 1 ? tkc_dim(x, 1) : 1;
+  y = tkc_add(tkc_mul(y, tkc_reshape(onnx_in(n, 1), nd, sh)), tkc_reshape(onnx_in(n, 2), nd, sh));
+  return onnx_set(n, 0, y);
+}
