@@ -94,3 +94,16 @@ function(tkc_onnx_tests)
     set_tests_properties(test_onnx_node PROPERTIES TIMEOUT 7200 LABELS onnx)
   endif()
 endfunction()
+
+# fuzz_onnx_libfuzzer: tests/fuzz/fuzz_onnx.c on the instrumented library objects that
+# cmake/fuzz.cmake builds with clang (tkc_fuzz_objs); not in ctest, as the other libFuzzer targets
+function(tkc_onnx_fuzz)
+  if(NOT TKC_HAVE_ONNX OR NOT TARGET tkc_fuzz_objs)
+    return()
+  endif()
+  add_executable(fuzz_onnx_libfuzzer ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_onnx.c)
+  target_compile_options(fuzz_onnx_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
+  target_link_options(fuzz_onnx_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(fuzz_onnx_libfuzzer PRIVATE tkc_fuzz_objs)
+  set_target_properties(fuzz_onnx_libfuzzer PROPERTIES EXCLUDE_FROM_ALL ON)
+endfunction()
