@@ -216,6 +216,20 @@ UNARY(u_cosh, tkc_cosh)
 UNARY(u_isnan, tkc_isnan)
 UNARY(u_hardswish, tkc_hardswish)
 UNARY(u_mish, tkc_mish)
+/* inverse hyperbolics through log: asinh = log(x + sqrt(x^2 + 1)), acosh = log(x + sqrt(x^2 - 1)), atanh = log((1 + x) / (1 - x)) / 2 */
+static tkc_status inv_hyperbolic(onnx_node *n, int which) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  tkc_dtype dt = tkc_dtype_of(x);
+  tkc_tensor *one = tkc_scalar(n->m->ctx, dt, 1);
+  if (which == 2) return onnx_set(n, 0, tkc_mul(tkc_log(tkc_div(tkc_add(one, x), tkc_sub(one, x))), tkc_scalar(n->m->ctx, dt, 0.5)));
+  tkc_tensor *sq = tkc_mul(x, x);
+  return onnx_set(n, 0, tkc_log(tkc_add(x, tkc_sqrt(which == 0 ? tkc_add(sq, one) : tkc_sub(sq, one)))));
+}
+static tkc_status u_asinh(onnx_node *n) { return inv_hyperbolic(n, 0); }
+static tkc_status u_acosh(onnx_node *n) { return inv_hyperbolic(n, 1); }
+static tkc_status u_atanh(onnx_node *n) { return inv_hyperbolic(n, 2); }
 static tkc_status u_not(onnx_node *n) { return unary(n, tkc_neg); } /* tkc_neg of bool is logical not */
 static tkc_status u_bitnot(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
@@ -1068,10 +1082,10 @@ static tkc_status x_one_hot(onnx_node *n) {
   return onnx_set(n, 0, tkc_where(tkc_eq(i64, ar), on, off));
 }
 
-/* ---------------------------------------------------------------- the table (sorted by name) */
+/* ---------------------------------------------------------------- the table (by name) */
 static const onnx_op OPS[] = {
-  {"Abs", u_abs}, {"Acos", u_acos}, {"Add", b_add}, {"And", b_and}, {"ArgMax", r_argmax}, {"ArgMin", r_argmin}, {"Asin", u_asin},
-  {"Atan", u_atan}, {"AveragePool", onnx_build_avg_pool}, {"BatchNormalization", onnx_build_batch_norm}, {"BitShift", b_bitshift},
+  {"Abs", u_abs}, {"Acos", u_acos}, {"Acosh", u_acosh}, {"Add", b_add}, {"And", b_and}, {"ArgMax", r_argmax}, {"ArgMin", r_argmin}, {"Asin", u_asin}, {"Asinh", u_asinh},
+  {"Atan", u_atan}, {"Atanh", u_atanh}, {"AveragePool", onnx_build_avg_pool}, {"BatchNormalization", onnx_build_batch_norm}, {"BitShift", b_bitshift},
   {"BitwiseAnd", b_and}, {"BitwiseNot", u_bitnot}, {"BitwiseOr", b_or}, {"BitwiseXor", b_xor}, {"Cast", t_cast}, {"CastLike", t_cast_like},
   {"Ceil", u_ceil}, {"Celu", u_celu}, {"Clip", t_clip}, {"Concat", s_concat}, {"Constant", t_constant}, {"ConstantOfShape", t_constant_of_shape},
   {"Conv", onnx_build_conv}, {"ConvTranspose", onnx_build_conv_transpose}, {"Cos", u_cos}, {"Cosh", u_cosh}, {"CumSum", x_cumsum},
@@ -1095,13 +1109,7 @@ static const onnx_op OPS[] = {
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {
-  size_t lo = 0, hi = sizeof OPS / sizeof OPS[0];
-  while (lo < hi) { /* binary search: the table is sorted by strcmp */
-    size_t mid = (lo + hi) / 2;
-    int c = strcmp(op_type, OPS[mid].name);
-    if (!c) return &OPS[mid];
-    if (c < 0) hi = mid;
-    else lo = mid + 1;
-  }
+  for (size_t i = 0; i < sizeof OPS / sizeof OPS[0]; i++) /* a load looks each node up once: a scan is plenty */
+    if (!strcmp(op_type, OPS[i].name)) return &OPS[i];
   return NULL;
 }
