@@ -312,8 +312,10 @@ int main(int argc, char **argv) {
       skipped++;
       tally_add(reasons, &nr, "unsupported op/attribute (TKC_EUNSUPPORTED)");
       const char *p = strstr(msg, "node ");
-      char op[64] = "?";
+      char op[64] = "(other)";
       if (p) sscanf(p + 5, "%63s", op);
+      else if (strstr(msg, "dtype")) snprintf(op, sizeof op, "(dtype)");
+      else if (strstr(msg, "opset")) snprintf(op, sizeof op, "(opset)");
       tally_add(ops, &no, op);
       if (getenv("TKC_ONNX_VERBOSE")) printf("SKIP %s: %s\n", names[t], msg);
     } else {

@@ -245,6 +245,12 @@ static tkc_status u_identity(onnx_node *n) {
   return s;
 }
 static tkc_status u_dropout(onnx_node *n) { /* inference: the identity, and an all-true mask */
+  if (n->opset >= 12 && onnx_has(n, 2)) {
+    int64_t cnt;
+    const int64_t *tm = onnx_ints(n, 2, &cnt);
+    if (!tm) return tkc_last_status();
+    if (cnt && tm[0]) return onnx_node_err(n, TKC_EUNSUPPORTED, "training_mode (random dropout)");
+  }
   tkc_status s = u_identity(n);
   if (!s && n->nout > 1) {
     tkc_tensor *x = onnx_in(n, 0);
@@ -1106,6 +1112,9 @@ static const onnx_op OPS[] = {
   {"SpaceToDepth", x_space_to_depth}, {"Split", s_split}, {"Sqrt", u_sqrt}, {"Squeeze", s_squeeze}, {"Sub", b_sub}, {"Sum", v_sum},
   {"Tan", u_tan}, {"Tanh", u_tanh}, {"ThresholdedRelu", u_thresholded_relu}, {"Tile", x_tile}, {"TopK", x_topk}, {"Transpose", s_transpose},
   {"Trilu", x_trilu}, {"Unsqueeze", s_unsqueeze}, {"Where", t_where}, {"Xor", b_xor},
+  {"RMSNormalization", onnx_build_rms_norm}, {"MeanVarianceNormalization", onnx_build_mvn}, {"GroupNormalization", onnx_build_group_norm},
+  {"LpNormalization", onnx_build_lp_norm}, {"LRN", onnx_build_lrn}, {"DequantizeLinear", onnx_build_dequantize}, {"EyeLike", onnx_build_eye_like},
+  {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

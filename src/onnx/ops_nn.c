@@ -139,14 +139,20 @@ static tkc_status pool(onnx_node *n, int is_max) {
     r = tkc_max_pool2d(x, sp.k, sp.stride, pad, sp.dil, ceil_mode);
   } else {
     int cip = (int)onnx_attr_int(n, "count_include_pad", 0);
-    if (!sym) {
-      if (!cip) return onnx_node_err(n, TKC_EUNSUPPORTED, "asymmetric pads without count_include_pad");
-      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
-      x = tkc_pad(x, pads, 0);
-      sp.pb[0] = sp.pb[1] = 0;
-    }
     int pad[2] = {sp.pb[0], sp.pb[1]};
-    r = tkc_avg_pool2d(x, sp.k, sp.stride, pad, ceil_mode, cip);
+    if (sym) r = tkc_avg_pool2d(x, sp.k, sp.stride, pad, ceil_mode, cip);
+    else { /* zero-pad first; without count_include_pad divide by the pooled mask of real elements */
+      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
+      int zero[2] = {0, 0};
+      r = tkc_avg_pool2d(tkc_pad(x, pads, 0), sp.k, sp.stride, zero, ceil_mode, 1);
+      if (!cip) {
+        int nd = tkc_ndim(x);
+        int64_t sh[4];
+        for (int d = 0; d < nd; d++) sh[d] = d < 2 ? 1 : tkc_dim(x, d);
+        tkc_tensor *ones = tkc_full(n->m->ctx, tkc_dtype_of(x), nd, sh, 1);
+        r = tkc_div(r, tkc_avg_pool2d(tkc_pad(ones, pads, 0), sp.k, sp.stride, zero, ceil_mode, 1));
+      }
+    }
   }
   if (one_d && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);
@@ -213,4 +219,171 @@ tkc_status onnx_build_instance_norm(onnx_node *n) {
   for (int i = 0; i < nd; i++) sh[i] = i == 1 ? tkc_dim(x, 1) : 1;
   y = tkc_add(tkc_mul(y, tkc_reshape(onnx_in(n, 1), nd, sh)), tkc_reshape(onnx_in(n, 2), nd, sh));
   return onnx_set(n, 0, y);
+}
+
+tkc_status onnx_build_rms_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
+  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
+  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
+  tkc_tensor *ms = tkc_mean(tkc_mul(x, x), naxes, axes, 1);
+  tkc_tensor *y = tkc_mul(x, tkc_rsqrt(tkc_add(ms, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5)))));
+  return onnx_set(n, 0, tkc_mul(y, onnx_in(n, 1)));
+}
+
+/* (x - mean) / (sqrt(mean(x^2) - mean^2) + 1e-9) over axes (default 0, 2, 3) */
+tkc_status onnx_build_mvn(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), c, axes[ONNX_MAX_DIMS], naxes = 0;
+  const int64_t *av = onnx_attr_ints(n, "axes", &c);
+  int64_t def[3] = {0, 2, 3};
+  if (c < 0) av = def, c = 3;
+  for (int i = 0; i < c && i < ONNX_MAX_DIMS; i++)
+    if ((axes[naxes++] = onnx_axis(av[i], nd)) < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  tkc_dtype dt = tkc_dtype_of(x);
+  tkc_tensor *mean = tkc_mean(x, naxes, axes, 1);
+  tkc_tensor *var = tkc_sub(tkc_mean(tkc_mul(x, x), naxes, axes, 1), tkc_mul(mean, mean));
+  return onnx_set(n, 0, tkc_div(tkc_sub(x, mean), tkc_add(tkc_sqrt(var), tkc_scalar(n->m->ctx, dt, 1e-9))));
+}
+
+/* x (N, C, ...) normalized per (n, group); scale and bias per channel (opset 21) or per group (18) */
+tkc_status onnx_build_group_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *bi = onnx_in(n, 2);
+  int nd = tkc_ndim(x);
+  int64_t g = onnx_attr_int(n, "num_groups", 0), N = tkc_dim(x, 0), C = tkc_dim(x, 1);
+  if (nd < 3 || g < 1 || C % g) return onnx_node_err(n, TKC_EINVAL, "num_groups %lld for %lld channels", (long long)g, (long long)C);
+  int64_t sh[3] = {N, g, -1}, full[ONNX_MAX_DIMS], ch[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) full[d] = tkc_dim(x, d), ch[d] = d == 1 ? C : 1;
+  tkc_tensor *xg = tkc_reshape(x, 3, sh);
+  int ax = 2;
+  tkc_tensor *mean = tkc_mean(xg, 1, &ax, 1);
+  tkc_tensor *d = tkc_sub(xg, mean);
+  tkc_tensor *var = tkc_mean(tkc_mul(d, d), 1, &ax, 1);
+  tkc_tensor *y = tkc_mul(d, tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5)))));
+  y = tkc_reshape(y, nd, full);
+  if (tkc_numel(sc) == g && g != C) { /* opset 18: one scale per group */
+    int64_t gs[2] = {g, 1}, gc[2] = {g, C / g}, c1 = C;
+    sc = tkc_reshape(tkc_expand(tkc_reshape(sc, 2, gs), 2, gc), 1, &c1);
+    bi = tkc_reshape(tkc_expand(tkc_reshape(bi, 2, gs), 2, gc), 1, &c1);
+  }
+  return onnx_set(n, 0, tkc_add(tkc_mul(y, tkc_reshape(sc, nd, ch)), tkc_reshape(bi, nd, ch)));
+}
+
+tkc_status onnx_build_lp_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int axis = onnx_axis(onnx_attr_int(n, "axis", -1), tkc_ndim(x));
+  int64_t p = onnx_attr_int(n, "p", 2);
+  if (axis < 0 || (p != 1 && p != 2)) return onnx_node_err(n, TKC_EINVAL, "axis or p (1 or 2)");
+  tkc_tensor *norm = p == 1 ? tkc_sum(tkc_abs(x), 1, &axis, 1) : tkc_sqrt(tkc_sum(tkc_mul(x, x), 1, &axis, 1));
+  return onnx_set(n, 0, tkc_div(x, norm));
+}
+
+/* x / (bias + alpha / size * sum of x^2 over a window of channels)^beta */
+tkc_status onnx_build_lrn(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x);
+  int64_t size = onnx_attr_int(n, "size", 0);
+  if (nd < 3 || size < 1 || size > 64) return onnx_node_err(n, TKC_EINVAL, "size %lld", (long long)size);
+  tkc_ctx *c = n->m->ctx;
+  tkc_dtype dt = tkc_dtype_of(x);
+  int64_t C = tkc_dim(x, 1), pads[2 * ONNX_MAX_DIMS] = {0}, rng[2 * ONNX_MAX_DIMS];
+  pads[2] = (size - 1) / 2;
+  pads[3] = size - 1 - (size - 1) / 2;
+  tkc_tensor *sq = tkc_pad(tkc_mul(x, x), pads, 0), *acc = NULL;
+  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
+  for (int64_t k = 0; k < size; k++) {
+    rng[2] = k, rng[3] = k + C;
+    tkc_tensor *w = tkc_shrink(sq, rng);
+    acc = acc ? tkc_add(acc, w) : w;
+  }
+  double alpha = onnx_attr_float(n, "alpha", 1e-4), beta = onnx_attr_float(n, "beta", 0.75), bias = onnx_attr_float(n, "bias", 1.0);
+  tkc_tensor *den = tkc_add(tkc_scalar(c, dt, bias), tkc_mul(tkc_scalar(c, dt, alpha / (double)size), acc));
+  return onnx_set(n, 0, tkc_div(x, tkc_pow(den, tkc_scalar(c, dt, beta))));
+}
+
+/* (x - zero_point) * scale, per tensor or per axis (1-D scale); the result has scale's dtype */
+tkc_status onnx_build_dequantize(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *zp = onnx_in(n, 2);
+  if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
+  int nd = tkc_ndim(x);
+  tkc_dtype dt = tkc_dtype_of(sc);
+  if (tkc_ndim(sc) == 1 && nd > 0) {
+    int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
+    if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+    int64_t sh[ONNX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(sc, 0) : 1;
+    sc = tkc_reshape(sc, nd, sh);
+    if (zp) zp = tkc_reshape(zp, nd, sh);
+  }
+  tkc_tensor *xi = tkc_cast(x, TKC_INT32);
+  if (zp) xi = tkc_sub(xi, tkc_cast(zp, TKC_INT32));
+  return onnx_set(n, 0, tkc_mul(tkc_cast(xi, dt), sc));
+}
+
+/* out[i, j] = (j - i == k) in dtype (default: the input's) */
+tkc_status onnx_build_eye_like(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  if (tkc_ndim(x) != 2) return onnx_node_err(n, TKC_EINVAL, "needs a 2-D input");
+  tkc_dtype dt = tkc_dtype_of(x);
+  const Onnx__AttributeProto *a = onnx_attr(n, "dtype");
+  if (a && a->has_i && onnx_dtype_from_proto((int32_t)a->i, &dt) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  int64_t r = tkc_dim(x, 0), cc = tkc_dim(x, 1), k = onnx_attr_int(n, "k", 0), rs[2] = {r, 1}, cs[2] = {1, cc};
+  tkc_ctx *c = n->m->ctx;
+  tkc_tensor *i = tkc_reshape(tkc_arange(c, TKC_INT32, 0, (double)r, 1), 2, rs), *j = tkc_reshape(tkc_arange(c, TKC_INT32, 0, (double)cc, 1), 2, cs);
+  return onnx_set(n, 0, tkc_cast(tkc_eq(tkc_sub(j, i), tkc_scalar(c, TKC_INT32, (double)k)), dt));
+}
+
+/* NegativeLogLikelihoodLoss over log-probabilities lp (N, C, d...) and targets (N, d...): the picked
+ * -lp[n, t, d] * weight[t] (0 where t == ignore_index), reduced as asked. Output 1 (for
+ * SoftmaxCrossEntropyLoss) is lp itself. */
+static tkc_status nll(onnx_node *n, tkc_tensor *lp, tkc_tensor *target, tkc_tensor *weight) {
+  tkc_ctx *c = n->m->ctx;
+  int nd = tkc_ndim(lp);
+  if (nd < 2 || tkc_ndim(target) != nd - 1) return onnx_node_err(n, TKC_ESHAPE, "input of %d dims, target of %d", nd, tkc_ndim(target));
+  tkc_dtype dt = tkc_dtype_of(lp);
+  int64_t C = tkc_dim(lp, 1), cs[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) cs[d] = d == 1 ? C : 1;
+  tkc_tensor *t = tkc_unsqueeze(tkc_cast(target, TKC_INT64), 1);
+  tkc_tensor *mask = tkc_eq(t, tkc_reshape(tkc_arange(c, TKC_INT64, 0, (double)C, 1), nd, cs));
+  tkc_tensor *maskf = tkc_cast(mask, dt);
+  int ax = 1;
+  tkc_tensor *picked = tkc_sum(tkc_mul(lp, maskf), 1, &ax, 0);
+  tkc_tensor *wt = weight ? tkc_sum(tkc_mul(tkc_reshape(weight, nd, cs), maskf), 1, &ax, 0) : tkc_sum(maskf, 1, &ax, 0);
+  const Onnx__AttributeProto *ig = onnx_attr(n, "ignore_index");
+  if (ig && ig->has_i) wt = tkc_mul(wt, tkc_cast(tkc_ne(tkc_cast(target, TKC_INT64), tkc_scalar(c, TKC_INT64, (double)ig->i)), dt));
+  tkc_tensor *loss = tkc_neg(tkc_mul(picked, wt));
+  const char *red = onnx_attr_str(n, "reduction", "mean");
+  if (!strcmp(red, "sum")) loss = tkc_sum(loss, 0, NULL, 0);
+  else if (!strcmp(red, "mean")) loss = tkc_div(tkc_sum(loss, 0, NULL, 0), tkc_sum(wt, 0, NULL, 0));
+  else if (strcmp(red, "none")) return onnx_node_err(n, TKC_EINVAL, "reduction '%s'", red);
+  return onnx_set(n, 0, loss);
+}
+
+tkc_status onnx_build_nll_loss(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  return s ? s : nll(n, onnx_in(n, 0), onnx_in(n, 1), onnx_in(n, 2));
+}
+
+tkc_status onnx_build_softmax_ce_loss(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *lp = tkc_log_softmax(onnx_in(n, 0), 1);
+  if (!lp) return onnx_set(n, 0, NULL);
+  if ((s = nll(n, lp, onnx_in(n, 1), onnx_in(n, 2)))) return s;
+  return n->nout > 1 ? onnx_set(n, 1, lp) : TKC_OK;
 }

@@ -33,4 +33,13 @@ tkc_status onnx_build_batch_norm(onnx_node *n);
 tkc_status onnx_build_layer_norm(onnx_node *n);
 tkc_status onnx_build_instance_norm(onnx_node *n);
 tkc_status onnx_build_gemm(onnx_node *n);
+tkc_status onnx_build_rms_norm(onnx_node *n);
+tkc_status onnx_build_mvn(onnx_node *n);
+tkc_status onnx_build_group_norm(onnx_node *n);
+tkc_status onnx_build_lp_norm(onnx_node *n);
+tkc_status onnx_build_lrn(onnx_node *n);
+tkc_status onnx_build_dequantize(onnx_node *n);
+tkc_status onnx_build_eye_like(onnx_node *n);
+tkc_status onnx_build_nll_loss(onnx_node *n);
+tkc_status onnx_build_softmax_ce_loss(onnx_node *n);
 #endif
