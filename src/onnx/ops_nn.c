@@ -44,22 +44,20 @@ static tkc_status read_spatial(onnx_node *n, tkc_tensor *x, const int64_t *kerne
   const int64_t *pd = onnx_attr_ints(n, "pads", &cp);
   if (cp >= 0 && cp != 2 * sp->nsp) return onnx_node_err(n, TKC_EINVAL, "pads has %d entries", cp);
   const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
+  const int64_t big = 1 << 24;
   for (int i = 0; i < sp->nsp; i++) {
-    sp->k[i] = (int)kernel[i];
-    sp->stride[i] = c >= 0 ? (int)st[i] : 1;
-    sp->dil[i] = cd >= 0 ? (int)dl[i] : 1;
-    sp->pb[i] = cp >= 0 ? (int)pd[i] : 0;
-    sp->pe[i] = cp >= 0 ? (int)pd[i + sp->nsp] : 0;
-    if (sp->k[i] < 1 || sp->stride[i] < 1 || sp->dil[i] < 1 || sp->pb[i] < 0 || sp->pe[i] < 0)
+    int64_t k = kernel[i], stv = c >= 0 ? st[i] : 1, dv = cd >= 0 ? dl[i] : 1, pb = cp >= 0 ? pd[i] : 0, pe = cp >= 0 ? pd[i + sp->nsp] : 0;
+    if (k < 1 || k > big || stv < 1 || stv > big || dv < 1 || dv > big || pb < 0 || pb > big || pe < 0 || pe > big)
       return onnx_node_err(n, TKC_EINVAL, "bad kernel/stride/dilation/pads");
+    sp->k[i] = (int)k, sp->stride[i] = (int)stv, sp->dil[i] = (int)dv, sp->pb[i] = (int)pb, sp->pe[i] = (int)pe;
     if (!allow_dilation && sp->dil[i] != 1) return onnx_node_err(n, TKC_EUNSUPPORTED, "dilations");
     if (!strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER")) {
       int64_t in = tkc_dim(x, 2 + i), out = (in + sp->stride[i] - 1) / sp->stride[i];
       int64_t total = (out - 1) * sp->stride[i] + (int64_t)(sp->k[i] - 1) * sp->dil[i] + 1 - in;
       if (total < 0) total = 0;
-      int small = (int)(total / 2), big = (int)(total - total / 2);
-      sp->pb[i] = ap[5] == 'U' ? small : big;
-      sp->pe[i] = ap[5] == 'U' ? big : small;
+      int lo = (int)(total / 2), hi = (int)(total - total / 2);
+      sp->pb[i] = ap[5] == 'U' ? lo : hi;
+      sp->pe[i] = ap[5] == 'U' ? hi : lo;
     } else if (!strcmp(ap, "VALID")) sp->pb[i] = sp->pe[i] = 0;
     else if (strcmp(ap, "NOTSET")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
   }
@@ -116,9 +114,9 @@ static tkc_status pool(onnx_node *n, int is_max) {
   int c;
   const int64_t *ks = onnx_attr_ints(n, "kernel_shape", &c);
   if (c < 1) return onnx_node_err(n, TKC_EINVAL, "no kernel_shape");
+  if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
   if ((s = read_spatial(n, x, ks, &sp, is_max))) return s;
-  if (c != sp.nsp) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries", c);
   if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
   int one_d = sp.nsp == 1;
   if (one_d) {
