@@ -151,8 +151,8 @@ static tkc_onnx_model *load_proto(tkc_ctx *ctx, const uint8_t *data, size_t n, c
     s = tkc_err(TKC_EINVAL, "ONNX: the model imports no opset of the default domain");
     goto fail;
   }
-  if (m->opset < 7 || m->opset > 25) {
-    s = tkc_err(TKC_EUNSUPPORTED, "ONNX: opset %lld is not supported (7 to 25)", (long long)m->opset);
+  if (m->opset < 1 || m->opset > 27) {
+    s = tkc_err(TKC_EUNSUPPORTED, "ONNX: opset %lld is not supported (1 to 27)", (long long)m->opset);
     goto fail;
   }
   if (g->n_sparse_initializer) {

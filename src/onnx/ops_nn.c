@@ -282,7 +282,8 @@ tkc_status onnx_build_lp_norm(onnx_node *n) {
   int64_t p = onnx_attr_int(n, "p", 2);
   if (axis < 0 || (p != 1 && p != 2)) return onnx_node_err(n, TKC_EINVAL, "axis or p (1 or 2)");
   tkc_tensor *norm = p == 1 ? tkc_sum(tkc_abs(x), 1, &axis, 1) : tkc_sqrt(tkc_sum(tkc_mul(x, x), 1, &axis, 1));
-  return onnx_set(n, 0, tkc_div(x, norm));
+  tkc_tensor *zero = tkc_scalar(n->m->ctx, tkc_dtype_of(x), 0);
+  return onnx_set(n, 0, tkc_div(x, tkc_where(tkc_eq(norm, zero), tkc_scalar(n->m->ctx, tkc_dtype_of(x), 1), norm))); /* 0 for a zero vector */
 }
 
 /* x / (bias + alpha / size * sum of x^2 over a window of channels)^beta */
