@@ -386,3 +386,97 @@ tkc_status onnx_build_softmax_ce_loss(onnx_node *n) {
   if ((s = nll(n, lp, onnx_in(n, 1), onnx_in(n, 2)))) return s;
   return n->nout > 1 ? onnx_set(n, 1, lp) : TKC_OK;
 }
+
+/* Attention (opset 23): Q K V of (B, heads, S, head) or (B, S, hidden) with q_num_heads / kv_num_heads;
+ * past keys/values appended along S (outputs 1, 2: the present ones); a bool (keep) or additive mask
+ * padded to the key length; is_causal with the past offset; grouped-query heads repeated; softcap;
+ * output 3 the qk product at the stage qk_matmul_output_mode names. As onnx's reference. */
+static tkc_tensor *heads_first(tkc_tensor *x, int64_t heads) { /* (B, S, H*D) -> (B, H, S, D) */
+  int64_t sh[4] = {tkc_dim(x, 0), tkc_dim(x, 1), heads, heads ? tkc_dim(x, 2) / heads : 0};
+  int perm[4] = {0, 2, 1, 3};
+  return tkc_permute(tkc_reshape(x, 4, sh), perm);
+}
+
+static tkc_tensor *repeat_heads(tkc_tensor *x, int64_t reps) { /* (B, H, S, D) -> (B, H*reps, S, D), each head reps times in a row */
+  int64_t B = tkc_dim(x, 0), H = tkc_dim(x, 1), S = tkc_dim(x, 2), D = tkc_dim(x, 3);
+  int64_t ex[5] = {B, H, reps, S, D}, fin[4] = {B, H * reps, S, D};
+  return tkc_reshape(tkc_expand(tkc_unsqueeze(x, 2), 5, ex), 4, fin);
+}
+
+tkc_status onnx_build_attention(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *q = onnx_in(n, 0), *k = onnx_in(n, 1), *v = onnx_in(n, 2), *mask = onnx_in(n, 3);
+  tkc_ctx *c = n->m->ctx;
+  int nd = tkc_ndim(q);
+  if (nd != tkc_ndim(k) || nd != tkc_ndim(v) || (nd != 3 && nd != 4)) return onnx_node_err(n, TKC_ESHAPE, "Q, K, V must all be 3-D or 4-D");
+  if (nd == 3) {
+    int64_t qh = onnx_attr_int(n, "q_num_heads", 0), kvh = onnx_attr_int(n, "kv_num_heads", 0);
+    if (qh < 1 || kvh < 1 || tkc_dim(q, 2) % qh || tkc_dim(k, 2) % kvh || tkc_dim(v, 2) % kvh)
+      return onnx_node_err(n, TKC_EINVAL, "3-D inputs need q_num_heads and kv_num_heads dividing the hidden sizes");
+    q = heads_first(q, qh), k = heads_first(k, kvh), v = heads_first(v, kvh);
+  }
+  tkc_dtype dt = tkc_dtype_of(q);
+  const Onnx__AttributeProto *sa = onnx_attr(n, "scale");
+  double scale = sa && sa->has_f ? sa->f : 1.0 / sqrt((double)tkc_dim(q, 3));
+  int64_t past = 0;
+  if (onnx_has(n, 4)) {
+    past = tkc_dim(onnx_in(n, 4), 2);
+    k = tkc_cat(2, (tkc_tensor *[]){onnx_in(n, 4), k}, 2);
+  }
+  if (onnx_has(n, 5)) v = tkc_cat(2, (tkc_tensor *[]){onnx_in(n, 5), v}, 2);
+  if (!k || !v) return onnx_set(n, 0, NULL);
+  int64_t qs = tkc_dim(q, 2), kvs = tkc_dim(k, 2);
+  tkc_tensor *ninf = tkc_scalar(c, dt, -INFINITY), *zero = tkc_scalar(c, dt, 0), *bias = NULL;
+  if (mask) {
+    int mnd = tkc_ndim(mask);
+    int64_t pad_w = kvs - tkc_dim(mask, mnd - 1);
+    int is_bool = tkc_dtype_of(mask) == TKC_BOOL;
+    if (pad_w > 0) {
+      int64_t pads[2 * ONNX_MAX_DIMS] = {0};
+      pads[2 * (mnd - 1) + 1] = pad_w;
+      mask = tkc_pad(mask, pads, is_bool ? 0 : -INFINITY);
+    }
+    bias = is_bool ? tkc_where(mask, zero, ninf) : mask;
+  }
+  if (onnx_attr_int(n, "is_causal", 0)) {
+    int64_t is[2] = {qs, 1}, js[2] = {1, kvs};
+    tkc_tensor *i = tkc_reshape(tkc_arange(c, TKC_INT32, 0, (double)qs, 1), 2, is);
+    tkc_tensor *j = tkc_reshape(tkc_arange(c, TKC_INT32, 0, (double)kvs, 1), 2, js);
+    tkc_tensor *causal = tkc_where(tkc_gt(j, tkc_add(i, tkc_scalar(c, TKC_INT32, (double)past))), ninf, zero);
+    bias = bias ? tkc_add(bias, causal) : causal;
+  }
+  if (onnx_has(n, 6)) { /* nonpad_kv_seqlen (B): keys at or past it are padding */
+    tkc_tensor *len = tkc_reshape(tkc_cast(onnx_in(n, 6), TKC_INT32), 4, (int64_t[]){tkc_dim(q, 0), 1, 1, 1});
+    tkc_tensor *j = tkc_reshape(tkc_arange(c, TKC_INT32, 0, (double)kvs, 1), 4, (int64_t[]){1, 1, 1, kvs});
+    tkc_tensor *pm = tkc_where(tkc_lt(j, len), zero, ninf);
+    bias = bias ? tkc_add(bias, pm) : pm;
+  }
+  int64_t qh = tkc_dim(q, 1), kh = tkc_dim(k, 1);
+  if (qh != kh) {
+    if (kh < 1 || qh % kh || tkc_dim(v, 1) != kh) return onnx_node_err(n, TKC_ESHAPE, "%lld query heads for %lld key heads", (long long)qh, (long long)kh);
+    if ((s = onnx_set(n, 1, k)) || (s = onnx_set(n, 2, v))) return s;
+    k = repeat_heads(k, qh / kh), v = repeat_heads(v, qh / kh);
+  } else if ((s = onnx_set(n, 1, k)) || (s = onnx_set(n, 2, v))) return s;
+  tkc_tensor *sq = tkc_scalar(c, dt, sqrt(scale));
+  tkc_tensor *qk = tkc_matmul(tkc_mul(q, sq), tkc_transpose(tkc_mul(k, sq), 2, 3));
+  double softcap = onnx_attr_float(n, "softcap", 0);
+  if (softcap > 0) qk = tkc_mul(tkc_tanh(tkc_div(qk, tkc_scalar(c, dt, softcap))), tkc_scalar(c, dt, softcap));
+  tkc_tensor *qkb = bias ? tkc_add(qk, bias) : qk;
+  const Onnx__AttributeProto *pa = onnx_attr(n, "softmax_precision");
+  tkc_dtype sdt = dt;
+  if (pa && pa->has_i && onnx_dtype_from_proto((int32_t)pa->i, &sdt) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  tkc_tensor *sm = tkc_softmax(tkc_cast(qkb, sdt), -1);
+  tkc_tensor *out = tkc_cast(tkc_matmul(sm, tkc_cast(v, sdt)), dt);
+  if (nd == 3) {
+    int perm[4] = {0, 2, 1, 3};
+    out = tkc_reshape(tkc_permute(out, perm), 3, (int64_t[]){tkc_dim(q, 0), qs, -1});
+  }
+  if ((s = onnx_set(n, 0, out))) return s;
+  if (n->nout > 3 && *n->proto->output[3]) {
+    int64_t mode = onnx_attr_int(n, "qk_matmul_output_mode", 0);
+    tkc_tensor *qo = mode == 2 ? qkb : mode == 3 ? sm : qk;
+    return onnx_set(n, 3, tkc_cast(qo, dt));
+  }
+  return TKC_OK;
+}

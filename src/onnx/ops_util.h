@@ -41,5 +41,6 @@ tkc_status onnx_build_lrn(onnx_node *n);
 tkc_status onnx_build_dequantize(onnx_node *n);
 tkc_status onnx_build_eye_like(onnx_node *n);
 tkc_status onnx_build_nll_loss(onnx_node *n);
+tkc_status onnx_build_attention(onnx_node *n);
 tkc_status onnx_build_softmax_ce_loss(onnx_node *n);
 #endif
