@@ -1114,6 +1114,7 @@ static const onnx_op OPS[] = {
   {"Trilu", x_trilu}, {"Unsqueeze", s_unsqueeze}, {"Where", t_where}, {"Xor", b_xor},
   {"RMSNormalization", onnx_build_rms_norm}, {"MeanVarianceNormalization", onnx_build_mvn}, {"GroupNormalization", onnx_build_group_norm},
   {"LpNormalization", onnx_build_lp_norm}, {"LRN", onnx_build_lrn}, {"DequantizeLinear", onnx_build_dequantize}, {"EyeLike", onnx_build_eye_like}, {"Attention", onnx_build_attention},
+  {"Resize", onnx_build_resize}, {"Upsample", onnx_build_resize},
   {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
 };
 
