@@ -1008,23 +1008,99 @@ static tkc_status x_trilu(onnx_node *n) {
   tkc_tensor *x = onnx_in(n, 0);
   return onnx_set(n, 0, onnx_attr_int(n, "upper", 1) ? tkc_triu(x, k) : tkc_tril(x, k));
 }
-static tkc_status x_cumsum(onnx_node *n) {
+/* CumSum / CumProd: exclusive by shifting the inclusive scan one place (the identity comes in), reverse by flipping */
+static tkc_status scan_op(onnx_node *n, int prod) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0);
   int64_t cnt;
   const int64_t *v = onnx_ints(n, 1, &cnt);
   if (!v) return tkc_last_status();
-  int axis = onnx_axis(cnt ? v[0] : 0, tkc_ndim(x));
+  int nd = tkc_ndim(x), axis = onnx_axis(cnt ? v[0] : 0, nd);
   if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
   int excl = (int)onnx_attr_int(n, "exclusive", 0), rev = (int)onnx_attr_int(n, "reverse", 0);
   tkc_dtype dt = tkc_dtype_of(x);
   if (rev) x = tkc_flip(x, 1, &axis);
-  tkc_tensor *r = tkc_cumsum(x, axis);
-  if (excl) r = tkc_sub(r, x);
-  if (rev) r = tkc_flip(r, 1, &axis);
+  tkc_tensor *r = prod ? tkc_cumprod(x, axis) : tkc_cumsum(x, axis);
   if (r && tkc_dtype_of(r) != dt) r = tkc_cast(r, dt);
+  if (excl && r) {
+    int64_t pads[2 * ONNX_MAX_DIMS] = {0}, rng[2 * ONNX_MAX_DIMS];
+    pads[2 * axis] = 1;
+    for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
+    r = tkc_shrink(tkc_pad(r, pads, prod ? 1 : 0), rng);
+  }
+  if (rev) r = tkc_flip(r, 1, &axis);
   return onnx_set(n, 0, r);
+}
+static tkc_status x_cumsum(onnx_node *n) { return scan_op(n, 0); }
+static tkc_status x_cumprod(onnx_node *n) { return scan_op(n, 1); }
+static tkc_status t_bitcast(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  const Onnx__AttributeProto *a = onnx_attr(n, "to");
+  tkc_dtype to;
+  if (!a || !a->has_i) return onnx_node_err(n, TKC_EINVAL, "no 'to' attribute");
+  if (onnx_dtype_from_proto((int32_t)a->i, &to) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  return onnx_set(n, 0, tkc_bitcast(onnx_in(n, 0), to));
+}
+static tkc_status u_swish(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  return onnx_set(n, 0, tkc_mul(x, tkc_sigmoid(tkc_mul(x, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "alpha", 1.0))))));
+}
+/* crop centered where the target is smaller, pad centered where larger */
+static tkc_status x_center_crop_pad(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x), c;
+  int64_t cnt;
+  const int64_t *sv = onnx_ints(n, 1, &cnt);
+  if (!sv) return tkc_last_status();
+  const int64_t *av = onnx_attr_ints(n, "axes", &c);
+  if ((c < 0 && cnt != nd) || (c >= 0 && cnt != c)) return onnx_node_err(n, TKC_EINVAL, "shape and axes differ in length");
+  int64_t rng[2 * ONNX_MAX_DIMS], pads[2 * ONNX_MAX_DIMS] = {0};
+  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
+  for (int64_t i = 0; i < cnt; i++) {
+    int a = c < 0 ? (int)i : onnx_axis(av[i], nd);
+    if (a < 0 || sv[i] < 0) return onnx_node_err(n, TKC_EINVAL, "axis or size out of range");
+    int64_t d = tkc_dim(x, a), t = sv[i];
+    if (t < d) rng[2 * a] = (d - t) / 2, rng[2 * a + 1] = (d - t) / 2 + t;
+    else pads[2 * a] = (t - d) / 2, pads[2 * a + 1] = t - d - (t - d) / 2;
+  }
+  return onnx_set(n, 0, tkc_pad(tkc_shrink(x, rng), pads, 0));
+}
+/* saturate(round_half_even(x / scale) + zero_point) in the zero point's dtype (uint8 without one) */
+static tkc_status t_quantize(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *zp = onnx_in(n, 2);
+  if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
+  tkc_dtype out = zp ? tkc_dtype_of(zp) : TKC_UINT8;
+  const Onnx__AttributeProto *oa = onnx_attr(n, "output_dtype");
+  if (oa && oa->has_i && oa->i && onnx_dtype_from_proto((int32_t)oa->i, &out) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  double lo, hi;
+  switch (out) {
+  case TKC_UINT8: lo = 0, hi = 255; break;
+  case TKC_INT8: lo = -128, hi = 127; break;
+  case TKC_UINT16: lo = 0, hi = 65535; break;
+  case TKC_INT16: lo = -32768, hi = 32767; break;
+  case TKC_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
+  default: return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
+  }
+  int nd = tkc_ndim(x);
+  if (tkc_ndim(sc) == 1 && nd > 0) {
+    int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
+    if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+    int64_t sh[ONNX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(sc, 0) : 1;
+    sc = tkc_reshape(sc, nd, sh);
+    if (zp) zp = tkc_reshape(zp, nd, sh);
+  }
+  tkc_tensor *q = tkc_round(tkc_div(tkc_cast(x, TKC_FLOAT32), tkc_cast(sc, TKC_FLOAT32)));
+  if (zp) q = tkc_add(q, tkc_cast(zp, TKC_FLOAT32));
+  return onnx_set(n, 0, tkc_cast(tkc_clamp(q, lo, hi), out));
 }
 static tkc_status x_topk(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
@@ -1114,7 +1190,8 @@ static const onnx_op OPS[] = {
   {"Trilu", x_trilu}, {"Unsqueeze", s_unsqueeze}, {"Where", t_where}, {"Xor", b_xor},
   {"RMSNormalization", onnx_build_rms_norm}, {"MeanVarianceNormalization", onnx_build_mvn}, {"GroupNormalization", onnx_build_group_norm},
   {"LpNormalization", onnx_build_lp_norm}, {"LRN", onnx_build_lrn}, {"DequantizeLinear", onnx_build_dequantize}, {"EyeLike", onnx_build_eye_like}, {"Attention", onnx_build_attention},
-  {"Resize", onnx_build_resize}, {"Upsample", onnx_build_resize},
+  {"Resize", onnx_build_resize}, {"CumProd", x_cumprod}, {"BitCast", t_bitcast}, {"Swish", u_swish},
+  {"CenterCropPad", x_center_crop_pad}, {"QuantizeLinear", t_quantize}, {"Upsample", onnx_build_resize},
   {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
 };
 
