@@ -480,3 +480,83 @@ tkc_status onnx_build_attention(onnx_node *n) {
   }
   return TKC_OK;
 }
+
+/* RotaryEmbedding (opset 23): x (B, H, S, D) or (B, S, H*D) with num_heads; the first
+ * rotary_embedding_dim of each head rotated by cos/sin (indexed by position_ids when given) in halves
+ * or in interleaved pairs; as onnx's reference. */
+tkc_status onnx_build_rotary(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *cosc = onnx_in(n, 1), *sinc = onnx_in(n, 2);
+  int nd = tkc_ndim(x);
+  if (nd != 3 && nd != 4) return onnx_node_err(n, TKC_ESHAPE, "input must be 3-D or 4-D");
+  int perm[4] = {0, 2, 1, 3};
+  int64_t orig[4];
+  for (int d = 0; d < nd; d++) orig[d] = tkc_dim(x, d);
+  if (nd == 4) x = tkc_permute(x, perm); /* (B, S, H, D) */
+  else {
+    int64_t h = onnx_attr_int(n, "num_heads", 0);
+    if (h < 1 || orig[2] % h) return onnx_node_err(n, TKC_EINVAL, "num_heads %lld", (long long)h);
+    x = tkc_reshape(x, 4, (int64_t[]){orig[0], orig[1], h, orig[2] / h});
+  }
+  int64_t B = tkc_dim(x, 0), S = tkc_dim(x, 1), H = tkc_dim(x, 2), D = tkc_dim(x, 3);
+  int64_t rd = onnx_attr_int(n, "rotary_embedding_dim", 0);
+  if (rd == 0) rd = D;
+  if (rd < 2 || rd > D || rd % 2) return onnx_node_err(n, TKC_EINVAL, "rotary_embedding_dim %lld", (long long)rd);
+  if (onnx_has(n, 3)) {
+    tkc_tensor *pos = onnx_in(n, 3);
+    cosc = tkc_index_select(cosc, 0, pos), sinc = tkc_index_select(sinc, 0, pos);
+  }
+  if (!cosc || !sinc) return onnx_set(n, 0, NULL);
+  if (tkc_dim(cosc, -1) != rd / 2) return onnx_node_err(n, TKC_ESHAPE, "cos cache's last dim %lld, rotary_embedding_dim/2 is %lld", (long long)tkc_dim(cosc, -1), (long long)(rd / 2));
+  int cnd = tkc_ndim(cosc);
+  cosc = tkc_unsqueeze(cosc, cnd - 1), sinc = tkc_unsqueeze(sinc, cnd - 1); /* (.., S, 1, rd/2) */
+  tkc_tensor *rot = tkc_shrink(x, (int64_t[]){0, B, 0, S, 0, H, 0, rd});
+  tkc_tensor *x1, *x2;
+  int interleaved = (int)onnx_attr_int(n, "interleaved", 0);
+  if (interleaved) {
+    tkc_tensor *pairs = tkc_reshape(rot, 5, (int64_t[]){B, S, H, rd / 2, 2});
+    x1 = tkc_reshape(tkc_shrink(pairs, (int64_t[]){0, B, 0, S, 0, H, 0, rd / 2, 0, 1}), 4, (int64_t[]){B, S, H, rd / 2});
+    x2 = tkc_reshape(tkc_shrink(pairs, (int64_t[]){0, B, 0, S, 0, H, 0, rd / 2, 1, 2}), 4, (int64_t[]){B, S, H, rd / 2});
+  } else {
+    x1 = tkc_shrink(rot, (int64_t[]){0, B, 0, S, 0, H, 0, rd / 2});
+    x2 = tkc_shrink(rot, (int64_t[]){0, B, 0, S, 0, H, rd / 2, rd});
+  }
+  tkc_tensor *re = tkc_sub(tkc_mul(cosc, x1), tkc_mul(sinc, x2)), *im = tkc_add(tkc_mul(sinc, x1), tkc_mul(cosc, x2));
+  tkc_tensor *out;
+  if (interleaved) out = tkc_reshape(tkc_stack(2, (tkc_tensor *[]){re, im}, 4), 4, (int64_t[]){B, S, H, rd});
+  else out = tkc_cat(2, (tkc_tensor *[]){re, im}, 3);
+  if (rd < D) out = tkc_cat(2, (tkc_tensor *[]){out, tkc_shrink(x, (int64_t[]){0, B, 0, S, 0, H, rd, D})}, 3);
+  out = nd == 3 ? tkc_reshape(out, 3, orig) : tkc_permute(out, perm);
+  tkc_dtype dt = tkc_dtype_of(onnx_in(n, 0));
+  if (out && tkc_dtype_of(out) != dt) out = tkc_cast(out, dt);
+  return onnx_set(n, 0, out);
+}
+
+/* LpPool: (sum over the window of |x|^p)^(1/p), as a sum pool of |x|^p (average * window size) */
+tkc_status onnx_build_lp_pool(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int c;
+  const int64_t *ks = onnx_attr_ints(n, "kernel_shape", &c);
+  if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
+  spatial sp;
+  if ((s = read_spatial(n, x, ks, &sp, 0))) return s;
+  double p = (double)onnx_attr_int(n, "p", 2);
+  tkc_ctx *cx = n->m->ctx;
+  tkc_dtype dt = tkc_dtype_of(x);
+  tkc_tensor *xp = tkc_pow(tkc_abs(x), tkc_scalar(cx, dt, p));
+  int one_d = sp.nsp == 1;
+  if (one_d) {
+    xp = tkc_unsqueeze(xp, 2);
+    sp.k[1] = sp.k[0], sp.stride[1] = sp.stride[0], sp.pb[1] = sp.pb[0], sp.pe[1] = sp.pe[0];
+    sp.k[0] = sp.stride[0] = 1, sp.pb[0] = sp.pe[0] = 0;
+  }
+  int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
+  int zero[2] = {0, 0};
+  tkc_tensor *avg = tkc_avg_pool2d(tkc_pad(xp, pads, 0), sp.k, sp.stride, zero, (int)onnx_attr_int(n, "ceil_mode", 0), 1);
+  tkc_tensor *r = tkc_pow(tkc_mul(avg, tkc_scalar(cx, dt, (double)sp.k[0] * sp.k[1])), tkc_scalar(cx, dt, 1.0 / p));
+  if (one_d && r) r = tkc_squeeze(r, 1, (int[]){2});
+  return onnx_set(n, 0, r);
+}
