@@ -23,7 +23,7 @@ typedef struct built {
   size_t n;
 } built;
 
-static built build_model(const char *op_type, int64_t opset, int w_values, int x_dtype) {
+static built build_model_w(const char *op_type, int64_t opset, int w_values, int x_dtype, int64_t w_cols) {
   Onnx__ModelProto mp = ONNX__MODEL_PROTO__INIT;
   Onnx__GraphProto g = ONNX__GRAPH_PROTO__INIT;
   Onnx__OperatorSetIdProto os = ONNX__OPERATOR_SET_ID_PROTO__INIT, *osp = &os;
@@ -46,7 +46,7 @@ static built build_model(const char *op_type, int64_t opset, int w_values, int x
   g.n_node = 1;
   g.node = &nodep;
   Onnx__TensorProto w = ONNX__TENSOR_PROTO__INIT, *wp = &w;
-  int64_t wdims[2] = {2, 3};
+  int64_t wdims[2] = {2, w_cols};
   float wdata[6] = {1, 2, 3, 4, 5, 6};
   w.name = "w";
   w.has_data_type = 1;
@@ -87,6 +87,10 @@ static built build_model(const char *op_type, int64_t opset, int w_values, int x
   b.bytes = malloc(b.n);
   onnx__model_proto__pack(&mp, b.bytes);
   return b;
+}
+
+static built build_model(const char *op_type, int64_t opset, int w_values, int x_dtype) {
+  return build_model_w(op_type, opset, w_values, x_dtype, 3);
 }
 
 static void expect_error(const void *m, tkc_status want, const char *needle) {
@@ -160,8 +164,8 @@ static void test_bad_tensor_data(void **state) {
   b = build_model("Add", 13, 6, 99); /* no such dtype */
   expect_error(tkc_onnx_load_bytes(ctx, b.bytes, b.n), TKC_EINVAL, "dtype");
   free(b.bytes);
-  b = build_model("Add", 3, 6, 1); /* an opset tkc does not know */
-  expect_error(tkc_onnx_load_bytes(ctx, b.bytes, b.n), TKC_EUNSUPPORTED, "opset 3");
+  b = build_model("Add", 30, 6, 1); /* an opset tkc does not know */
+  expect_error(tkc_onnx_load_bytes(ctx, b.bytes, b.n), TKC_EUNSUPPORTED, "opset 30");
   free(b.bytes);
 }
 
@@ -218,6 +222,31 @@ static void test_good_model_and_bad_run(void **state) {
   tkc_onnx_free(m);
 }
 
+/* a named dim is a dim variable: one model serves every size bound to it */
+static void test_dynamic_dim(void **state) {
+  (void)state;
+  built b = build_model_w("Add", 13, 2, 1, 1); /* x (2, batch) + w (2, 1) */
+  tkc_onnx_model *m = tkc_onnx_load_bytes(ctx, b.bytes, b.n);
+  free(b.bytes);
+  assert_non_null(m);
+  int nd;
+  int64_t shape[2];
+  assert_int_equal(tkc_onnx_input_shape(m, 0, NULL, &nd, shape, 2), TKC_OK);
+  int64_t batch = shape[1];
+  assert_true(tkc_dim_is_var(batch));
+  tkc_tensor *x = tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){2, batch}, 10);
+  for (int64_t size = 3; size <= 5; size += 2) {
+    assert_int_equal(tkc_dim_bind(ctx, batch, size), TKC_OK);
+    tkc_tensor *y = NULL;
+    assert_int_equal(tkc_onnx_run(m, 1, &x, 1, &y), TKC_OK);
+    float out[10];
+    assert_int_equal(tkc_copy_out(y, out, sizeof(float) * 2 * (size_t)size), TKC_OK);
+    for (int64_t i = 0; i < 2 * size; i++) assert_float_equal(out[i], 10 + (i < size ? 1 : 2), 1e-6);
+    tkc_tensor_free(y);
+  }
+  tkc_onnx_free(m);
+}
+
 static void test_null_arguments(void **state) {
   (void)state;
   expect_error(tkc_onnx_load(NULL, "x.onnx"), TKC_EINVAL, "NULL");
@@ -240,6 +269,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
     cmocka_unit_test(test_missing_and_empty_file), cmocka_unit_test(test_random_bytes_and_truncation), cmocka_unit_test(test_unknown_op),
     cmocka_unit_test(test_bad_tensor_data),        cmocka_unit_test(test_good_model_and_bad_run),      cmocka_unit_test(test_null_arguments),
+    cmocka_unit_test(test_dynamic_dim),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   tkc_ctx_free(ctx);

@@ -32,10 +32,11 @@ TKC_API tkc_onnx_model *tkc_onnx_load_bytes(tkc_ctx *ctx, const void *data, size
 TKC_API int tkc_onnx_num_inputs(const tkc_onnx_model *m);
 /* Input i's name (owned by the model); NULL + TKC_EINVAL out of range. */
 TKC_API const char *tkc_onnx_input_name(const tkc_onnx_model *m, int i);
-/* Input i's dtype and shape: writes its ndim to *ndim and, when shape is not NULL, up to max_dims
- * dims to shape (a dim the file names, like "batch", is a tkc dim variable token of the model's ctx
- * (tkc_dim_var, bounds [1, 2^30]), one per name; a dim without value or name is -1). dtype may be
- * NULL. TKC_EINVAL for a NULL model or ndim, i out of range, or max_dims smaller than the ndim. */
+/* Input i's dtype and shape: writes its ndim to *ndim (-1 when the file gives no shape) and, when
+ * shape is not NULL, up to max_dims dims to shape. A dim the file names, like "batch", is a tkc dim
+ * variable token of the model's ctx (tkc_dim_var with bounds [1, 4096], one per name, named after it:
+ * bind it with tkc_dim_bind and build inputs with it); a dim without value or name is -1. dtype may
+ * be NULL. TKC_EINVAL for a NULL model or ndim, i out of range, or max_dims smaller than the ndim. */
 TKC_API tkc_status tkc_onnx_input_shape(const tkc_onnx_model *m, int i, tkc_dtype *dtype, int *ndim, int64_t *shape, int max_dims);
 /* The graph's outputs; -1 on a NULL model. */
 TKC_API int tkc_onnx_num_outputs(const tkc_onnx_model *m);

@@ -52,7 +52,7 @@ static tkc_status dim_var_for(tkc_ctx *ctx, dim_names *dn, const char *param, in
   for (int tries = 0; tries < 100 && !v; tries++) {
     if (tries) snprintf(try_name, sizeof try_name, "%.24s_%d", id, tries);
     else snprintf(try_name, sizeof try_name, "%s", id);
-    v = tkc_dim_var(ctx, try_name, 1, INT64_C(1) << 30);
+    v = tkc_dim_var(ctx, try_name, 1, ONNX_DIM_VAR_MAX);
   }
   if (!v) return tkc_err(TKC_EINVAL, "ONNX: no dim variable for the named dim '%s'", param);
   tkc_clear_error();

@@ -12,6 +12,8 @@
 #include "tkc/onnx.h"
 
 #define ONNX_MAX_DIMS 8
+/* a named dim's variable takes values 1 .. this (buffers of variable size are laid out for the largest) */
+#define ONNX_DIM_VAR_MAX 4096
 
 /* tkc's own error reporting (src/base/error.c), which the public API has no setter for: the frontend
  * is compiled into libtkc, so its messages land in the same thread-local tkc_last_error(). */
