@@ -944,7 +944,8 @@ static tkc_status x_pad(onnx_node *n) {
   tkc_tensor *x = onnx_in(n, 0);
   int nd = tkc_ndim(x);
   const char *mode = onnx_attr_str(n, "mode", "constant");
-  if (strcmp(mode, "constant")) return onnx_node_err(n, TKC_EUNSUPPORTED, "mode '%s' (constant only)", mode);
+  int pad_mode = !strcmp(mode, "constant") ? 0 : !strcmp(mode, "edge") ? 1 : !strcmp(mode, "reflect") ? 2 : !strcmp(mode, "wrap") ? 3 : -1;
+  if (pad_mode < 0) return onnx_node_err(n, TKC_EINVAL, "mode '%s'", mode);
   int64_t cnt;
   const int64_t *v;
   double value = 0;
@@ -984,6 +985,31 @@ static tkc_status x_pad(onnx_node *n) {
   for (int i = 0; i < naxes; i++) {
     pads[2 * axes[i]] = v[i], pads[2 * axes[i] + 1] = v[i + naxes];
     negative |= v[i] < 0 || v[i + naxes] < 0;
+  }
+  if (pad_mode) { /* edge / reflect / wrap: each padded axis gathers its source positions */
+    for (int d = 0; d < nd && x; d++) {
+      int64_t dim = tkc_dim(x, d), len = dim + pads[2 * d] + pads[2 * d + 1];
+      if (!pads[2 * d] && !pads[2 * d + 1]) continue;
+      if (dim < 1 || len < 0 || len > (1 << 24)) return onnx_node_err(n, TKC_EINVAL, "pads %lld, %lld on a dim of %lld", (long long)pads[2 * d], (long long)pads[2 * d + 1], (long long)dim);
+      int64_t *src = malloc(sizeof(int64_t) * (size_t)(len ? len : 1));
+      if (!src) return onnx_node_err(n, TKC_ENOMEM, "out of memory");
+      for (int64_t o = 0; o < len; o++) {
+        int64_t i = o - pads[2 * d];
+        if (pad_mode == 1) i = i < 0 ? 0 : i >= dim ? dim - 1 : i;
+        else if (pad_mode == 3) i = ((i % dim) + dim) % dim;
+        else if (dim == 1) i = 0;
+        else { /* reflect without repeating the edge: period 2 (dim - 1) */
+          int64_t per = 2 * (dim - 1);
+          i = ((i % per) + per) % per;
+          if (i >= dim) i = per - i;
+        }
+        src[o] = i;
+      }
+      tkc_tensor *idx = tkc_tensor_new(n->m->ctx, TKC_INT64, 1, &len, src);
+      free(src);
+      x = tkc_index_select(x, d, idx);
+    }
+    return onnx_set(n, 0, x);
   }
   if (negative) { /* negative pads crop */
     for (int d = 0; d < nd; d++) {
@@ -1164,6 +1190,84 @@ static tkc_status x_one_hot(onnx_node *n) {
   return onnx_set(n, 0, tkc_where(tkc_eq(i64, ar), on, off));
 }
 
+/* ---------------------------------------------------------------- data-dependent shapes: the values are read on the host */
+static tkc_status x_compress(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int64_t cnt;
+  const int64_t *cond = onnx_ints(n, 1, &cnt);
+  if (!cond) return tkc_last_status();
+  const Onnx__AttributeProto *aa = onnx_attr(n, "axis");
+  int axis = 0;
+  if (aa && aa->has_i) {
+    if ((axis = onnx_axis(aa->i, tkc_ndim(x))) < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  } else {
+    int64_t all = tkc_numel(x);
+    x = tkc_reshape(x, 1, &all);
+  }
+  int64_t dim = tkc_dim(x, axis), k = 0;
+  if (cnt > dim) return onnx_node_err(n, TKC_EINVAL, "condition longer than the axis");
+  int64_t *idx = malloc(sizeof(int64_t) * (size_t)(cnt ? cnt : 1));
+  if (!idx) return onnx_node_err(n, TKC_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < cnt; i++)
+    if (cond[i]) idx[k++] = i;
+  tkc_tensor *it = tkc_tensor_new(n->m->ctx, TKC_INT64, 1, &k, idx);
+  free(idx);
+  return onnx_set(n, 0, tkc_index_select(x, axis, it));
+}
+static tkc_status x_nonzero(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0);
+  int nd = tkc_ndim(x);
+  int64_t cnt, k = 0;
+  double *v = onnx_doubles(n, 0, &cnt);
+  if (!v) return tkc_last_status();
+  for (int64_t i = 0; i < cnt; i++) k += v[i] != 0;
+  int64_t total = nd * k;
+  int64_t *out = malloc(sizeof(int64_t) * (size_t)(total > 0 ? total : 1));
+  if (!out) return free(v), onnx_node_err(n, TKC_ENOMEM, "out of memory");
+  for (int64_t i = 0, j = 0; i < cnt; i++) {
+    if (v[i] == 0) continue;
+    int64_t r = i; /* element i's row-major coordinates */
+    for (int d = nd - 1; d >= 0; d--) {
+      out[d * k + j] = r % tkc_dim(x, d);
+      r /= tkc_dim(x, d);
+    }
+    j++;
+  }
+  free(v);
+  int64_t sh[2] = {nd, k};
+  tkc_status st = onnx_set(n, 0, tkc_tensor_new(n->m->ctx, TKC_INT64, 2, sh, out));
+  free(out);
+  return st;
+}
+/* Hann / Hamming / Blackman windows of size N (periodic: period N, else N - 1) */
+static tkc_status window_op(onnx_node *n, int kind) {
+  int64_t cnt;
+  const int64_t *sz = onnx_ints(n, 0, &cnt);
+  if (!sz) return tkc_last_status();
+  int64_t N = cnt ? sz[0] : 0;
+  if (N < 0 || N > (1 << 24)) return onnx_node_err(n, TKC_EINVAL, "size %lld", (long long)N);
+  tkc_dtype dt = TKC_FLOAT32;
+  const Onnx__AttributeProto *a = onnx_attr(n, "output_datatype");
+  if (a && a->has_i && onnx_dtype_from_proto((int32_t)a->i, &dt) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  double per = onnx_attr_int(n, "periodic", 1) ? (double)N : (double)(N - 1);
+  double *w = malloc(sizeof(double) * (size_t)(N ? N : 1));
+  if (!w) return onnx_node_err(n, TKC_ENOMEM, "out of memory");
+  for (int64_t i = 0; i < N; i++) {
+    double t = per > 0 ? 2 * M_PI * (double)i / per : 0;
+    w[i] = kind == 0 ? 0.5 - 0.5 * cos(t) : kind == 1 ? 25.0 / 46.0 - (21.0 / 46.0) * cos(t) : 0.42 - 0.5 * cos(t) + 0.08 * cos(2 * t);
+  }
+  tkc_tensor *t = tkc_cast(tkc_tensor_new(n->m->ctx, TKC_FLOAT64, 1, &N, w), dt);
+  free(w);
+  return onnx_set(n, 0, t);
+}
+static tkc_status w_hann(onnx_node *n) { return window_op(n, 0); }
+static tkc_status w_hamming(onnx_node *n) { return window_op(n, 1); }
+static tkc_status w_blackman(onnx_node *n) { return window_op(n, 2); }
+
 /* ---------------------------------------------------------------- the table (by name) */
 static const onnx_op OPS[] = {
   {"Abs", u_abs}, {"Acos", u_acos}, {"Acosh", u_acosh}, {"Add", b_add}, {"And", b_and}, {"ArgMax", r_argmax}, {"ArgMin", r_argmin}, {"Asin", u_asin}, {"Asinh", u_asinh},
@@ -1192,7 +1296,8 @@ static const onnx_op OPS[] = {
   {"LpNormalization", onnx_build_lp_norm}, {"LRN", onnx_build_lrn}, {"DequantizeLinear", onnx_build_dequantize}, {"EyeLike", onnx_build_eye_like}, {"Attention", onnx_build_attention},
   {"Resize", onnx_build_resize}, {"CumProd", x_cumprod}, {"BitCast", t_bitcast}, {"Swish", u_swish},
   {"CenterCropPad", x_center_crop_pad}, {"QuantizeLinear", t_quantize},
-  {"Einsum", onnx_build_einsum}, {"RotaryEmbedding", onnx_build_rotary}, {"LpPool", onnx_build_lp_pool}, {"GatherND", onnx_build_gather_nd}, {"Upsample", onnx_build_resize},
+  {"Einsum", onnx_build_einsum}, {"Compress", x_compress}, {"NonZero", x_nonzero}, {"Scatter", x_scatter_elements},
+  {"HannWindow", w_hann}, {"HammingWindow", w_hamming}, {"BlackmanWindow", w_blackman}, {"RotaryEmbedding", onnx_build_rotary}, {"LpPool", onnx_build_lp_pool}, {"GatherND", onnx_build_gather_nd}, {"Upsample", onnx_build_resize},
   {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
 };
 
