@@ -560,3 +560,54 @@ tkc_status onnx_build_lp_pool(onnx_node *n) {
   if (one_d && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);
 }
+
+/* ---------------------------------------------------------------- integer / quantized linear algebra */
+/* x - zero_point in int32; a 1-D zero point of axis `axis`'s length applies along that axis */
+static tkc_tensor *minus_zero_point(tkc_tensor *x, tkc_tensor *zp, int axis) {
+  tkc_tensor *xi = tkc_cast(x, TKC_INT32);
+  if (!zp) return xi;
+  int nd = tkc_ndim(x);
+  if (tkc_ndim(zp) == 1 && tkc_dim(zp, 0) > 1 && axis >= 0 && axis < nd) {
+    int64_t sh[ONNX_MAX_DIMS];
+    for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(zp, 0) : 1;
+    zp = tkc_reshape(zp, nd, sh);
+  }
+  return tkc_sub(xi, tkc_cast(zp, TKC_INT32));
+}
+
+tkc_status onnx_build_matmul_integer(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *a = onnx_in(n, 0), *b = onnx_in(n, 1);
+  return onnx_set(n, 0, tkc_matmul(minus_zero_point(a, onnx_in(n, 2), tkc_ndim(a) - 2), minus_zero_point(b, onnx_in(n, 3), tkc_ndim(b) - 1)));
+}
+
+tkc_status onnx_build_qlinear_matmul(onnx_node *n) {
+  tkc_status s = onnx_need(n, 8);
+  if (s) return s;
+  tkc_tensor *a = onnx_in(n, 0), *b = onnx_in(n, 3), *yzp = onnx_in(n, 7);
+  tkc_tensor *acc = tkc_matmul(minus_zero_point(a, onnx_in(n, 2), tkc_ndim(a) - 2), minus_zero_point(b, onnx_in(n, 5), tkc_ndim(b) - 1));
+  /* the multiplier in the scales' dtype first, as the reference rounds it */
+  tkc_tensor *mult = tkc_div(tkc_mul(onnx_in(n, 1), onnx_in(n, 4)), onnx_in(n, 6));
+  tkc_tensor *d = tkc_mul(tkc_cast(acc, TKC_FLOAT64), tkc_cast(mult, TKC_FLOAT64));
+  if (yzp) d = tkc_add(d, tkc_cast(yzp, TKC_FLOAT64));
+  tkc_dtype out = yzp ? tkc_dtype_of(yzp) : tkc_dtype_of(a);
+  double lo = out == TKC_INT8 ? -128 : 0, hi = out == TKC_INT8 ? 127 : 255;
+  if (out != TKC_INT8 && out != TKC_UINT8) return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
+  return onnx_set(n, 0, tkc_cast(tkc_clamp(tkc_round(d), lo, hi), out));
+}
+
+tkc_status onnx_build_conv_integer(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1);
+  tkc_tensor *xi = minus_zero_point(x, onnx_in(n, 2), -1), *wi = minus_zero_point(w, onnx_in(n, 3), 0);
+  /* the conv in float64 (exact for 8-bit products summed), back to int32 */
+  onnx_value vx = {tkc_cast(xi, TKC_FLOAT64), NULL}, vw = {tkc_cast(wi, TKC_FLOAT64), NULL};
+  onnx_value *ins[2] = {&vx, &vw};
+  onnx_node sub = *n;
+  sub.nin = 2;
+  sub.in = ins;
+  if ((s = onnx_build_conv(&sub))) return s;
+  return onnx_set(n, 0, tkc_cast(n->out[0].t, TKC_INT32));
+}
