@@ -1,4 +1,4 @@
-/* einsum.c — Einsum and GatherND over the public tensor API.
+/* einsum.c — Einsum, GatherND and ScatterND over the public tensor API.
  * Einsum: every operand is permuted into one order of all the equation's letters (missing ones as
  * size-1 axes), the operands multiplied with broadcasting, the letters not in the output summed and
  * the rest permuted into the output's order. "..." stands for the leading axes an operand has beyond
@@ -162,4 +162,41 @@ tkc_status onnx_build_gather_nd(onnx_node *n) {
   xs[xn++] = bsz * lin_n;
   for (int d = (int)(b + k); d < nd; d++) xs[xn++] = tkc_dim(x, d);
   return onnx_set(n, 0, tkc_index_select(tkc_reshape(x, xn, xs), 0, lin));
+}
+
+/* ScatterND (reduction none or add): data's first k axes flattened into rows, the update rows
+ * scattered to the rows the last index axis addresses. */
+tkc_status onnx_build_scatter_nd(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *idx = tkc_cast(onnx_in(n, 1), TKC_INT64), *upd = onnx_in(n, 2);
+  tkc_ctx *c = n->m->ctx;
+  const char *red = onnx_attr_str(n, "reduction", "none");
+  if (strcmp(red, "none") && strcmp(red, "add")) return onnx_node_err(n, TKC_EUNSUPPORTED, "reduction '%s'", red);
+  int nd = tkc_ndim(x), ind = tkc_ndim(idx);
+  if (ind < 1) return onnx_node_err(n, TKC_EINVAL, "indices must be at least 1-D");
+  int64_t k = tkc_dim(idx, ind - 1);
+  if (k < 1 || k > nd) return onnx_node_err(n, TKC_EINVAL, "%lld index entries for %d dims", (long long)k, nd);
+  int64_t rows = 1, rest = 1, stride[ONNX_MAX_DIMS], u = 1;
+  for (int64_t j = k - 1; j >= 0; j--) stride[j] = rows, rows *= tkc_dim(x, (int)j);
+  for (int d = (int)k; d < nd; d++) rest *= tkc_dim(x, d);
+  for (int d = 0; d < ind - 1; d++) u *= tkc_dim(idx, d);
+  tkc_tensor *lin = NULL;
+  for (int64_t j = 0; j < k; j++) {
+    int64_t rng[2 * ONNX_MAX_DIMS];
+    for (int d = 0; d < ind; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(idx, d);
+    rng[2 * (ind - 1)] = j, rng[2 * (ind - 1) + 1] = j + 1;
+    tkc_tensor *ij = tkc_shrink(idx, rng);
+    tkc_tensor *dim = tkc_scalar(c, TKC_INT64, (double)tkc_dim(x, (int)j));
+    ij = tkc_where(tkc_lt(ij, tkc_scalar(c, TKC_INT64, 0)), tkc_add(ij, dim), ij);
+    ij = tkc_mul(ij, tkc_scalar(c, TKC_INT64, (double)stride[j]));
+    lin = lin ? tkc_add(lin, ij) : ij;
+  }
+  int64_t xs[2] = {rows, rest}, us[2] = {u, rest}, ls[2] = {u, 1};
+  tkc_tensor *index = tkc_expand(tkc_reshape(lin, 2, ls), 2, us);
+  tkc_tensor *flat = tkc_reshape(x, 2, xs), *src = tkc_reshape(upd, 2, us);
+  tkc_tensor *r = !strcmp(red, "add") ? tkc_scatter_add(flat, 0, index, src) : tkc_scatter(flat, 0, index, src);
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) sh[d] = tkc_dim(x, d);
+  return onnx_set(n, 0, tkc_reshape(r, nd, sh));
 }

@@ -52,5 +52,6 @@ tkc_status onnx_build_dft(onnx_node *n); /* dft.c */
 tkc_status onnx_build_resize(onnx_node *n); /* resize.c: Resize and Upsample */
 tkc_status onnx_build_einsum(onnx_node *n);    /* einsum.c */
 tkc_status onnx_build_gather_nd(onnx_node *n); /* einsum.c */
+tkc_status onnx_build_scatter_nd(onnx_node *n); /* einsum.c */
 tkc_status onnx_build_softmax_ce_loss(onnx_node *n);
 #endif
