@@ -78,31 +78,63 @@ tkc_status onnx_build_conv(onnx_node *n) {
   return onnx_set(n, 0, tkc_conv2d_ex(x, w, b, sp.stride, pad, sp.dil, groups));
 }
 
+/* ConvTranspose: the full transposed convolution (no pads), then per spatial axis the window
+ * [pad_begin, full + output_padding - pad_end) of it (zeros past its end), then the bias. output_shape
+ * and auto_pad SAME_* give the pads as onnx's spec computes them. 1-D runs as 2-D over (.., 1, L). */
 tkc_status onnx_build_conv_transpose(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2);
-  if (tkc_ndim(x) != 4) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d-D input (4-D supported)", tkc_ndim(x));
-  int64_t k[2] = {tkc_dim(w, 2), tkc_dim(w, 3)};
-  int c;
-  if (onnx_attr(n, "output_shape")) return onnx_node_err(n, TKC_EUNSUPPORTED, "output_shape");
+  int nd = tkc_ndim(x), nsp = nd - 2;
+  if (nsp != 1 && nsp != 2) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 or 2 supported)", nsp);
+  if (tkc_ndim(w) != nd) return onnx_node_err(n, TKC_ESHAPE, "weights of %d dims for a %d-D input", tkc_ndim(w), nd);
+  int c, cs, cd, cp, co, cos_;
+  const int64_t *st = onnx_attr_ints(n, "strides", &cs), *dl = onnx_attr_ints(n, "dilations", &cd), *pd = onnx_attr_ints(n, "pads", &cp);
+  const int64_t *op = onnx_attr_ints(n, "output_padding", &co), *os = onnx_attr_ints(n, "output_shape", &cos_);
+  (void)c;
+  if ((cs >= 0 && cs != nsp) || (cd >= 0 && cd != nsp) || (cp >= 0 && cp != 2 * nsp) || (co >= 0 && co != nsp) || (cos_ >= 0 && cos_ != nsp))
+    return onnx_node_err(n, TKC_EINVAL, "strides/dilations/pads/output_padding/output_shape do not match %d spatial dims", nsp);
   const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
-  if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return onnx_node_err(n, TKC_EUNSUPPORTED, "auto_pad '%s'", ap);
-  spatial sp;
-  if ((s = read_spatial(n, x, k, &sp, 1))) return s;
-  const int64_t *op = onnx_attr_ints(n, "output_padding", &c);
-  int opad[2] = {c == 2 ? (int)op[0] : 0, c == 2 ? (int)op[1] : 0};
-  /* tkc pads both sides alike; asymmetric pads: the symmetric part, then crop the rest */
-  int pad[2] = {sp.pb[0] < sp.pe[0] ? sp.pb[0] : sp.pe[0], sp.pb[1] < sp.pe[1] ? sp.pb[1] : sp.pe[1]};
-  tkc_tensor *r = tkc_conv_transpose2d(x, w, b, sp.stride, pad, opad, sp.dil, (int)onnx_attr_int(n, "group", 1));
-  if (r && (sp.pb[0] != sp.pe[0] || sp.pb[1] != sp.pe[1])) {
-    int64_t rng[8] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
-    for (int i = 0; i < 2; i++) {
-      rng[4 + 2 * i] = sp.pb[i] - pad[i];
-      rng[5 + 2 * i] = tkc_dim(r, 2 + i) - (sp.pe[i] - pad[i]);
-    }
-    r = tkc_shrink(r, rng);
+  int stride[2] = {1, 1}, dil[2] = {1, 1}, zero2[2] = {0, 0};
+  int64_t pb[2] = {0, 0}, pe[2] = {0, 0}, opad[2] = {0, 0}, full[2], in[2], k[2];
+  for (int i = 0; i < nsp; i++) {
+    int64_t sv = cs >= 0 ? st[i] : 1, dv = cd >= 0 ? dl[i] : 1;
+    if (sv < 1 || sv > (1 << 20) || dv < 1 || dv > (1 << 20)) return onnx_node_err(n, TKC_EINVAL, "strides/dilations");
+    stride[i] = (int)sv, dil[i] = (int)dv;
+    in[i] = tkc_dim(x, 2 + i), k[i] = tkc_dim(w, 2 + i);
+    full[i] = (in[i] - 1) * sv + (k[i] - 1) * dv + 1;
+    opad[i] = co >= 0 ? op[i] : 0;
+    pb[i] = cp >= 0 ? pd[i] : 0, pe[i] = cp >= 0 ? pd[i + nsp] : 0;
+    int same = !strcmp(ap, "SAME_UPPER") || !strcmp(ap, "SAME_LOWER");
+    if (cos_ >= 0 || same) {
+      int64_t want = cos_ >= 0 ? os[i] : in[i] * sv, total = full[i] + opad[i] - want;
+      int upper = !strcmp(ap, "SAME_UPPER");
+      int64_t half = total >= 0 ? total / 2 : -((-total + 1) / 2); /* floor, as the spec's Python */
+      pb[i] = upper ? half : total - half;
+      pe[i] = upper ? total - half : half;
+    } else if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
+    if (opad[i] < 0 || pb[i] > (1 << 20) || pe[i] > (1 << 20) || pb[i] < -(1 << 20) || pe[i] < -(1 << 20)) return onnx_node_err(n, TKC_EINVAL, "pads/output_padding");
   }
+  if (nsp == 1) {
+    x = tkc_unsqueeze(x, 2), w = tkc_unsqueeze(w, 2);
+    stride[1] = stride[0], dil[1] = dil[0], stride[0] = dil[0] = 1;
+    pb[1] = pb[0], pe[1] = pe[0], opad[1] = opad[0], full[1] = full[0], pb[0] = pe[0] = opad[0] = 0, full[0] = 1;
+  }
+  tkc_tensor *r = tkc_conv_transpose2d(x, w, NULL, stride, zero2, zero2, dil, (int)onnx_attr_int(n, "group", 1));
+  if (!r) return onnx_set(n, 0, NULL);
+  /* the window of each axis: pad the end (output_padding, negative pads), then crop */
+  int64_t pads[8] = {0}, rng[8] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
+  for (int i = 0; i < 2; i++) {
+    int64_t lo = pb[i], hi = full[i] + opad[i] - pe[i];
+    pads[4 + 2 * i] = lo < 0 ? -lo : 0;
+    pads[5 + 2 * i] = hi > full[i] ? hi - full[i] : 0;
+    rng[4 + 2 * i] = lo + pads[4 + 2 * i];
+    rng[5 + 2 * i] = hi + pads[4 + 2 * i];
+    if (hi <= lo) return onnx_node_err(n, TKC_EINVAL, "an output size of %lld", (long long)(hi - lo));
+  }
+  r = tkc_shrink(tkc_pad(r, pads, 0), rng);
+  if (b) r = tkc_add(r, tkc_reshape(b, 4, (int64_t[]){1, tkc_dim(b, 0), 1, 1}));
+  if (nsp == 1 && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);
 }
 
