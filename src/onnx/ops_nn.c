@@ -643,3 +643,31 @@ tkc_status onnx_build_conv_integer(onnx_node *n) {
   if ((s = onnx_build_conv(&sub))) return s;
   return onnx_set(n, 0, tkc_cast(n->out[0].t, TKC_INT32));
 }
+
+/* CausalConvWithState (opset 27): a depthwise 1-D conv over [past_state (zeros) | x] without padding,
+ * optionally SiLU (in float32); output 1 the last k - 1 steps of that concatenation. */
+tkc_status onnx_build_causal_conv(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2), *past = onnx_in(n, 3);
+  if (tkc_ndim(x) != 3 || tkc_ndim(w) != 3) return onnx_node_err(n, TKC_ESHAPE, "input (B, C, L) and weight (C, 1, k) expected");
+  int64_t B = tkc_dim(x, 0), C = tkc_dim(x, 1), L = tkc_dim(x, 2), k = tkc_dim(w, 2);
+  const char *act = onnx_attr_str(n, "activation", "none");
+  int silu = !strcmp(act, "silu") || !strcmp(act, "swish");
+  if (!silu && strcmp(act, "none")) return onnx_node_err(n, TKC_EINVAL, "activation '%s'", act);
+  tkc_dtype dt = tkc_dtype_of(x);
+  if (k < 1) return onnx_node_err(n, TKC_EINVAL, "kernel size %lld", (long long)k);
+  tkc_tensor *padded = x;
+  if (k > 1) {
+    if (!past) past = tkc_full(n->m->ctx, dt, 3, (int64_t[]){B, C, k - 1}, 0);
+    padded = tkc_cat(2, (tkc_tensor *[]){past, x}, 2);
+  }
+  tkc_tensor *y = tkc_cast(tkc_conv1d(padded, w, b, 1, 0, 0, 1, (int)C), dt);
+  if (silu) y = tkc_cast(tkc_silu(tkc_cast(y, TKC_FLOAT32)), dt);
+  if ((s = onnx_set(n, 0, y))) return s;
+  if (n->nout > 1 && *n->proto->output[1]) {
+    int64_t total = L + k - 1;
+    return onnx_set(n, 1, tkc_shrink(padded, (int64_t[]){0, B, 0, C, total - (k - 1), total}));
+  }
+  return TKC_OK;
+}
