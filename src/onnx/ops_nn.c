@@ -671,3 +671,57 @@ tkc_status onnx_build_causal_conv(onnx_node *n) {
   }
   return TKC_OK;
 }
+
+/* LinearAttention (opset 27): the recurrence of onnx's reference unrolled over the T steps (in
+ * float32): state (B, Hkv, dk, dv) decayed by exp(decay) (gated), corrected by beta (delta), plus
+ * k v^T; each step reads q . state (heads grouped). Output 1 the final state. */
+static tkc_tensor *step_of(tkc_tensor *x4, int64_t i) { /* (B, H, T, D) -> (B, H, D) at step i */
+  int64_t B = tkc_dim(x4, 0), H = tkc_dim(x4, 1), T = tkc_dim(x4, 2), D = tkc_dim(x4, 3);
+  (void)T;
+  return tkc_reshape(tkc_shrink(x4, (int64_t[]){0, B, 0, H, i, i + 1, 0, D}), 3, (int64_t[]){B, H, D});
+}
+
+tkc_status onnx_build_linear_attention(onnx_node *n) {
+  tkc_status s = onnx_need(n, 3);
+  if (s) return s;
+  tkc_tensor *q = onnx_in(n, 0), *k = onnx_in(n, 1), *v = onnx_in(n, 2), *past = onnx_in(n, 3), *decay = onnx_in(n, 4), *beta = onnx_in(n, 5);
+  tkc_ctx *c = n->m->ctx;
+  const char *rule = onnx_attr_str(n, "update_rule", "gated_delta");
+  int gating = !strcmp(rule, "gated") || !strcmp(rule, "gated_delta"), delta = !strcmp(rule, "delta") || !strcmp(rule, "gated_delta");
+  if (!gating && !delta && strcmp(rule, "linear")) return onnx_node_err(n, TKC_EINVAL, "update_rule '%s'", rule);
+  if ((gating && !decay) || (!gating && decay) || (delta && !beta) || (!delta && beta)) return onnx_node_err(n, TKC_EINVAL, "decay/beta do not fit update_rule '%s'", rule);
+  int64_t qh = onnx_attr_int(n, "q_num_heads", 0), kvh = onnx_attr_int(n, "kv_num_heads", 0);
+  if (tkc_ndim(q) != 3 || tkc_ndim(k) != 3 || tkc_ndim(v) != 3 || qh < 1 || kvh < 1 || qh % kvh || tkc_dim(q, 2) % qh || tkc_dim(v, 2) % kvh)
+    return onnx_node_err(n, TKC_EINVAL, "3-D inputs with q_num_heads a multiple of kv_num_heads expected");
+  int64_t B = tkc_dim(q, 0), T = tkc_dim(q, 1), dk = tkc_dim(q, 2) / qh, dv = tkc_dim(v, 2) / kvh, group = qh / kvh;
+  if (T > 4096) return onnx_node_err(n, TKC_EUNSUPPORTED, "%lld steps", (long long)T);
+  tkc_dtype dt = tkc_dtype_of(q), state_dt = past ? tkc_dtype_of(past) : dt;
+  tkc_tensor *q4 = tkc_cast(heads_first(q, qh), TKC_FLOAT32), *k4 = tkc_cast(heads_first(k, kvh), TKC_FLOAT32), *v4 = tkc_cast(heads_first(v, kvh), TKC_FLOAT32);
+  tkc_tensor *g4 = NULL, *b4 = NULL;
+  if (decay) {
+    int64_t last = tkc_dim(decay, 2);
+    g4 = last == kvh ? tkc_permute(tkc_reshape(decay, 4, (int64_t[]){B, T, kvh, 1}), (int[]){0, 2, 1, 3}) : heads_first(decay, kvh);
+    g4 = tkc_cast(g4, TKC_FLOAT32);
+  }
+  if (beta) b4 = tkc_cast(tkc_permute(tkc_reshape(beta, 4, (int64_t[]){B, T, tkc_dim(beta, 2), 1}), (int[]){0, 2, 1, 3}), TKC_FLOAT32);
+  tkc_tensor *state = past ? tkc_cast(past, TKC_FLOAT32) : tkc_full(c, TKC_FLOAT32, 4, (int64_t[]){B, kvh, dk, dv}, 0);
+  const Onnx__AttributeProto *sa = onnx_attr(n, "scale");
+  double scale = sa && sa->has_f && sa->f != 0 ? sa->f : 1.0 / sqrt((double)dk);
+  tkc_tensor *outs[4096];
+  for (int64_t i = 0; i < T && state; i++) {
+    tkc_tensor *qt = step_of(q4, i), *kt = step_of(k4, i), *vt = step_of(v4, i);
+    if (g4) state = tkc_mul(state, tkc_unsqueeze(tkc_exp(step_of(g4, i)), 3));
+    if (b4) {
+      tkc_tensor *retrieved = tkc_sum(tkc_mul(state, tkc_unsqueeze(kt, 3)), 1, (int[]){2}, 0); /* (B, H, dv) */
+      vt = tkc_mul(step_of(b4, i), tkc_sub(vt, retrieved));
+    }
+    state = tkc_contiguous(tkc_add(state, tkc_mul(tkc_unsqueeze(kt, 3), tkc_unsqueeze(vt, 2))));
+    tkc_tensor *read = group == 1 ? state : tkc_reshape(tkc_expand(tkc_unsqueeze(state, 2), 5, (int64_t[]){B, kvh, group, dk, dv}), 4, (int64_t[]){B, qh, dk, dv});
+    outs[i] = tkc_mul(tkc_sum(tkc_mul(tkc_unsqueeze(qt, 3), read), 1, (int[]){2}, 0), tkc_scalar(c, TKC_FLOAT32, scale)); /* (B, Hq, dv) */
+    if (!outs[i]) return onnx_set(n, 0, NULL);
+  }
+  if (!state) return onnx_set(n, 0, NULL);
+  tkc_tensor *o = tkc_stack((int)T, outs, 1); /* (B, T, Hq, dv) */
+  if ((s = onnx_set(n, 0, tkc_cast(tkc_reshape(o, 3, (int64_t[]){B, T, qh * dv}), dt)))) return s;
+  return n->nout > 1 && *n->proto->output[1] ? onnx_set(n, 1, tkc_cast(state, state_dt)) : TKC_OK;
+}
