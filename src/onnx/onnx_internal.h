@@ -50,6 +50,7 @@ struct tkc_onnx_model {
   int nin, nout;
   onnx_io *inputs, *outputs;
   const struct onnx_op **ops; /* per node */
+  int depth;                  /* subgraphs being run inside each other (bounded: a hostile file may nest deeply) */
 };
 
 /* What a builder gets: the node, its inputs (NULL for an absent optional one) and room for its outputs. */
@@ -60,6 +61,7 @@ typedef struct onnx_node {
   int nin, nout;
   onnx_value **in;
   onnx_value *out;
+  void *scope; /* run.c's values by name, for subgraphs (If, Scan, Loop) to read the outer ones */
 } onnx_node;
 
 typedef tkc_status (*onnx_build_fn)(onnx_node *n);
@@ -67,6 +69,11 @@ typedef struct onnx_op {
   const char *name;
   onnx_build_fn build;
 } onnx_op;
+
+/* run.c: runs subgraph g (an attribute of node n) with its inputs bound to in[0..nin) in g's order;
+ * its outputs' values go to out[0..nout) (host values copied; free them with onnx_value_clear) */
+tkc_status onnx_run_subgraph(onnx_node *n, const Onnx__GraphProto *g, int nin, onnx_value *const *in, int nout, onnx_value *out);
+void onnx_value_clear(onnx_value *v);
 
 /* ops.c: the op table */
 const onnx_op *onnx_find_op(const char *op_type);

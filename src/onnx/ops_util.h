@@ -51,6 +51,9 @@ tkc_status onnx_build_nms(onnx_node *n); /* nms.c */
 tkc_status onnx_build_dft(onnx_node *n); /* dft.c */
 tkc_status onnx_build_causal_conv(onnx_node *n);
 tkc_status onnx_build_linear_attention(onnx_node *n);
+tkc_status onnx_build_if(onnx_node *n);   /* control.c */
+tkc_status onnx_build_scan(onnx_node *n); /* control.c */
+tkc_status onnx_build_loop(onnx_node *n); /* control.c */
 tkc_status onnx_build_resize(onnx_node *n); /* resize.c: Resize and Upsample */
 tkc_status onnx_build_einsum(onnx_node *n);    /* einsum.c */
 tkc_status onnx_build_gather_nd(onnx_node *n); /* einsum.c */
