@@ -26,14 +26,14 @@ tkc_status onnx_build_gemm(onnx_node *n) {
 /* the spatial attributes of a conv or pool over nsp spatial dims of x with kernel k */
 typedef struct spatial {
   int nsp;
-  int k[2], stride[2], dil[2];
-  int pb[2], pe[2]; /* pads at the beginning / end of each spatial axis */
+  int k[3], stride[3], dil[3];
+  int pb[3], pe[3]; /* pads at the beginning / end of each spatial axis */
 } spatial;
 
-static tkc_status read_spatial(onnx_node *n, tkc_tensor *x, const int64_t *kernel, spatial *sp, int allow_dilation) {
+static tkc_status read_spatial_n(onnx_node *n, tkc_tensor *x, const int64_t *kernel, spatial *sp, int allow_dilation, int max_nsp) {
   int nd = tkc_ndim(x);
   sp->nsp = nd - 2;
-  if (sp->nsp < 1 || sp->nsp > 2) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 or 2 supported)", sp->nsp);
+  if (sp->nsp < 1 || sp->nsp > max_nsp) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 to %d supported)", sp->nsp, max_nsp);
   int c;
   const int64_t *st = onnx_attr_ints(n, "strides", &c);
   if (c >= 0 && c != sp->nsp) return onnx_node_err(n, TKC_EINVAL, "strides has %d entries", c);
@@ -62,6 +62,10 @@ static tkc_status read_spatial(onnx_node *n, tkc_tensor *x, const int64_t *kerne
     else if (strcmp(ap, "NOTSET")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
   }
   return TKC_OK;
+}
+
+static tkc_status read_spatial(onnx_node *n, tkc_tensor *x, const int64_t *kernel, spatial *sp, int allow_dilation) {
+  return read_spatial_n(n, x, kernel, sp, allow_dilation, 2);
 }
 
 tkc_status onnx_build_conv(onnx_node *n) {
@@ -139,6 +143,25 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
 }
 
 /* 1-D pools run as 2-D over a (.., 1, L) view */
+/* one 2-D pool of x (N, C, H, W); pads may be asymmetric or wider than half the kernel */
+static tkc_tensor *pool2d(onnx_node *n, tkc_tensor *x, const int k[2], const int st[2], const int pb[2], const int pe[2], const int dil[2], int is_max,
+                          int ceil_mode, int cip) {
+  int sym = pb[0] == pe[0] && pb[1] == pe[1] && pb[0] * 2 <= k[0] && pb[1] * 2 <= k[1];
+  int pad[2] = {pb[0], pb[1]}, zero[2] = {0, 0};
+  int64_t pads[8] = {0, 0, 0, 0, pb[0], pe[0], pb[1], pe[1]};
+  if (is_max) /* asymmetric: pad with the lowest value first */
+    return sym ? tkc_max_pool2d(x, k, st, pad, dil, ceil_mode) : tkc_max_pool2d(tkc_pad(x, pads, -INFINITY), k, st, zero, dil, ceil_mode);
+  if (sym) return tkc_avg_pool2d(x, k, st, pad, ceil_mode, cip);
+  /* zero-pad first; without count_include_pad divide by the pooled mask of real elements */
+  tkc_tensor *r = tkc_avg_pool2d(tkc_pad(x, pads, 0), k, st, zero, ceil_mode, 1);
+  if (cip || !r) return r;
+  int64_t sh[4] = {1, 1, tkc_dim(x, 2), tkc_dim(x, 3)};
+  tkc_tensor *ones = tkc_full(n->m->ctx, tkc_dtype_of(x), 4, sh, 1);
+  return tkc_div(r, tkc_avg_pool2d(tkc_pad(ones, pads, 0), k, st, zero, ceil_mode, 1));
+}
+
+/* 1-D pools run as 2-D over a (.., 1, L) view; 3-D as a 2-D pool over (H, W) then one over D (max and
+ * average windows are separable: the counts of a 3-D window are the products of its axes') */
 static tkc_status pool(onnx_node *n, int is_max) {
   tkc_status s = onnx_need(n, 1);
   if (s) return s;
@@ -148,43 +171,25 @@ static tkc_status pool(onnx_node *n, int is_max) {
   if (c < 1) return onnx_node_err(n, TKC_EINVAL, "no kernel_shape");
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
-  if ((s = read_spatial(n, x, ks, &sp, is_max))) return s;
+  if ((s = read_spatial_n(n, x, ks, &sp, is_max, 3))) return s;
   if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
-  int one_d = sp.nsp == 1;
-  if (one_d) {
-    x = tkc_unsqueeze(x, 2);
-    sp.k[1] = sp.k[0], sp.stride[1] = sp.stride[0], sp.dil[1] = sp.dil[0], sp.pb[1] = sp.pb[0], sp.pe[1] = sp.pe[0];
-    sp.k[0] = sp.stride[0] = sp.dil[0] = 1, sp.pb[0] = sp.pe[0] = 0;
-  }
-  int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0);
-  int sym = sp.pb[0] == sp.pe[0] && sp.pb[1] == sp.pe[1] && sp.pb[0] * 2 <= sp.k[0] && sp.pb[1] * 2 <= sp.k[1];
+  int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0), cip = (int)onnx_attr_int(n, "count_include_pad", 0);
   tkc_tensor *r;
-  if (is_max) {
-    if (!sym) { /* pad with the lowest value first */
-      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
-      x = tkc_pad(x, pads, -INFINITY);
-      sp.pb[0] = sp.pb[1] = 0;
-    }
-    int pad[2] = {sp.pb[0], sp.pb[1]};
-    r = tkc_max_pool2d(x, sp.k, sp.stride, pad, sp.dil, ceil_mode);
+  if (sp.nsp == 1) {
+    int k[2] = {1, sp.k[0]}, st[2] = {1, sp.stride[0]}, pb[2] = {0, sp.pb[0]}, pe[2] = {0, sp.pe[0]}, dl[2] = {1, sp.dil[0]};
+    r = pool2d(n, tkc_unsqueeze(x, 2), k, st, pb, pe, dl, is_max, ceil_mode, cip);
+    if (r) r = tkc_squeeze(r, 1, (int[]){2});
+  } else if (sp.nsp == 2) {
+    r = pool2d(n, x, sp.k, sp.stride, sp.pb, sp.pe, sp.dil, is_max, ceil_mode, cip);
   } else {
-    int cip = (int)onnx_attr_int(n, "count_include_pad", 0);
-    int pad[2] = {sp.pb[0], sp.pb[1]};
-    if (sym) r = tkc_avg_pool2d(x, sp.k, sp.stride, pad, ceil_mode, cip);
-    else { /* zero-pad first; without count_include_pad divide by the pooled mask of real elements */
-      int64_t pads[8] = {0, 0, 0, 0, sp.pb[0], sp.pe[0], sp.pb[1], sp.pe[1]};
-      int zero[2] = {0, 0};
-      r = tkc_avg_pool2d(tkc_pad(x, pads, 0), sp.k, sp.stride, zero, ceil_mode, 1);
-      if (!cip) {
-        int nd = tkc_ndim(x);
-        int64_t sh[4];
-        for (int d = 0; d < nd; d++) sh[d] = d < 2 ? 1 : tkc_dim(x, d);
-        tkc_tensor *ones = tkc_full(n->m->ctx, tkc_dtype_of(x), nd, sh, 1);
-        r = tkc_div(r, tkc_avg_pool2d(tkc_pad(ones, pads, 0), sp.k, sp.stride, zero, ceil_mode, 1));
-      }
-    }
+    int64_t N = tkc_dim(x, 0), C = tkc_dim(x, 1), D = tkc_dim(x, 2), H = tkc_dim(x, 3), W = tkc_dim(x, 4);
+    r = pool2d(n, tkc_reshape(x, 4, (int64_t[]){N, C * D, H, W}), sp.k + 1, sp.stride + 1, sp.pb + 1, sp.pe + 1, sp.dil + 1, is_max, ceil_mode, cip);
+    if (!r) return onnx_set(n, 0, NULL);
+    int64_t Ho = tkc_dim(r, 2), Wo = tkc_dim(r, 3);
+    int k[2] = {sp.k[0], 1}, st[2] = {sp.stride[0], 1}, pb[2] = {sp.pb[0], 0}, pe[2] = {sp.pe[0], 0}, dl[2] = {sp.dil[0], 1};
+    r = pool2d(n, tkc_reshape(r, 4, (int64_t[]){N, C, D, Ho * Wo}), k, st, pb, pe, dl, is_max, ceil_mode, cip);
+    if (r) r = tkc_reshape(r, 5, (int64_t[]){N, C, tkc_dim(r, 2), Ho, Wo});
   }
-  if (one_d && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);
 }
 tkc_status onnx_build_max_pool(onnx_node *n) { return pool(n, 1); }
