@@ -147,10 +147,29 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
 static tkc_tensor *pool2d(onnx_node *n, tkc_tensor *x, const int k[2], const int st[2], const int pb[2], const int pe[2], const int dil[2], int is_max,
                           int ceil_mode, int cip) {
   int sym = pb[0] == pe[0] && pb[1] == pe[1] && pb[0] * 2 <= k[0] && pb[1] * 2 <= k[1];
-  int pad[2] = {pb[0], pb[1]}, zero[2] = {0, 0};
+  int pad[2] = {pb[0], pb[1]}, zero[2] = {0, 0}, zero4[4] = {0, 0, 0, 0};
   int64_t pads[8] = {0, 0, 0, 0, pb[0], pe[0], pb[1], pe[1]};
   if (is_max) /* asymmetric: pad with the lowest value first */
     return sym ? tkc_max_pool2d(x, k, st, pad, dil, ceil_mode) : tkc_max_pool2d(tkc_pad(x, pads, -INFINITY), k, st, zero, dil, ceil_mode);
+  if (dil[0] != 1 || dil[1] != 1) { /* dilated: a depthwise conv with a ones kernel, divided by the same conv of the counted region */
+    int64_t H = tkc_dim(x, 2), W = tkc_dim(x, 3), C = tkc_dim(x, 1), len[2] = {H, W}, extra[2];
+    for (int i = 0; i < 2; i++) { /* ceil_mode: zeros past the end that neither the sum nor the count sees */
+      int64_t span = len[i] + pb[i] + pe[i] - (int64_t)dil[i] * (k[i] - 1) - 1;
+      int64_t out = span < 0 ? 0 : ceil_mode ? (span + st[i] - 1) / st[i] + 1 : span / st[i] + 1;
+      if (ceil_mode && (out - 1) * st[i] >= len[i] + pb[i]) out--; /* a last window starting in the end padding is dropped */
+      extra[i] = (out - 1) * st[i] + (int64_t)dil[i] * (k[i] - 1) + 1 - (len[i] + pb[i] + pe[i]);
+      if (extra[i] < 0) extra[i] = 0;
+    }
+    int64_t xp[8] = {0, 0, 0, 0, pb[0], pe[0] + extra[0], pb[1], pe[1] + extra[1]};
+    int64_t mp[8] = {0, 0, 0, 0, cip ? 0 : pb[0], cip ? extra[0] : pe[0] + extra[0], cip ? 0 : pb[1], cip ? extra[1] : pe[1] + extra[1]};
+    tkc_dtype dt = tkc_dtype_of(x);
+    tkc_tensor *ones_w = tkc_full(n->m->ctx, dt, 4, (int64_t[]){C, 1, k[0], k[1]}, 1);
+    tkc_tensor *sum = tkc_conv2d_ex(tkc_pad(x, xp, 0), ones_w, NULL, st, zero4, dil, (int)C);
+    int64_t region[4] = {1, 1, cip ? H + pb[0] + pe[0] : H, cip ? W + pb[1] + pe[1] : W};
+    tkc_tensor *mask = tkc_pad(tkc_full(n->m->ctx, dt, 4, region, 1), mp, 0);
+    tkc_tensor *cnt = tkc_conv2d_ex(mask, tkc_full(n->m->ctx, dt, 4, (int64_t[]){1, 1, k[0], k[1]}, 1), NULL, st, zero4, dil, 1);
+    return tkc_div(sum, cnt);
+  }
   if (sym) return tkc_avg_pool2d(x, k, st, pad, ceil_mode, cip);
   /* zero-pad first; without count_include_pad divide by the pooled mask of real elements */
   tkc_tensor *r = tkc_avg_pool2d(tkc_pad(x, pads, 0), k, st, zero, ceil_mode, 1);
@@ -171,7 +190,7 @@ static tkc_status pool(onnx_node *n, int is_max) {
   if (c < 1) return onnx_node_err(n, TKC_EINVAL, "no kernel_shape");
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
-  if ((s = read_spatial_n(n, x, ks, &sp, is_max, 3))) return s;
+  if ((s = read_spatial_n(n, x, ks, &sp, 1, 3))) return s;
   if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
   int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0), cip = (int)onnx_attr_int(n, "count_include_pad", 0);
   tkc_tensor *r;
