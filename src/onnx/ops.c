@@ -1299,7 +1299,8 @@ static const onnx_op OPS[] = {
   {"Einsum", onnx_build_einsum}, {"MatMulInteger", onnx_build_matmul_integer}, {"QLinearMatMul", onnx_build_qlinear_matmul},
   {"ConvInteger", onnx_build_conv_integer}, {"NonMaxSuppression", onnx_build_nms}, {"DFT", onnx_build_dft}, {"ScatterND", onnx_build_scatter_nd}, {"CausalConvWithState", onnx_build_causal_conv},
   {"LinearAttention", onnx_build_linear_attention}, {"If", onnx_build_if}, {"Scan", onnx_build_scan}, {"Loop", onnx_build_loop},
-  {"Unique", onnx_build_unique}, {"ReverseSequence", onnx_build_reverse_sequence}, {"AffineGrid", onnx_build_affine_grid}, {"Compress", x_compress}, {"NonZero", x_nonzero}, {"Scatter", x_scatter_elements},
+  {"Unique", onnx_build_unique}, {"ReverseSequence", onnx_build_reverse_sequence}, {"AffineGrid", onnx_build_affine_grid},
+  {"GridSample", onnx_build_grid_sample}, {"Compress", x_compress}, {"NonZero", x_nonzero}, {"Scatter", x_scatter_elements},
   {"HannWindow", w_hann}, {"HammingWindow", w_hamming}, {"BlackmanWindow", w_blackman}, {"RotaryEmbedding", onnx_build_rotary}, {"LpPool", onnx_build_lp_pool}, {"GatherND", onnx_build_gather_nd}, {"Upsample", onnx_build_resize},
   {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
 };

@@ -57,6 +57,7 @@ tkc_status onnx_build_loop(onnx_node *n); /* control.c */
 tkc_status onnx_build_unique(onnx_node *n);           /* host_ops.c */
 tkc_status onnx_build_reverse_sequence(onnx_node *n); /* host_ops.c */
 tkc_status onnx_build_affine_grid(onnx_node *n);      /* host_ops.c */
+tkc_status onnx_build_grid_sample(onnx_node *n);      /* grid_sample.c */
 tkc_status onnx_build_resize(onnx_node *n); /* resize.c: Resize and Upsample */
 tkc_status onnx_build_einsum(onnx_node *n);    /* einsum.c */
 tkc_status onnx_build_gather_nd(onnx_node *n); /* einsum.c */
