@@ -1190,6 +1190,22 @@ static tkc_status x_one_hot(onnx_node *n) {
   return onnx_set(n, 0, tkc_where(tkc_eq(i64, ar), on, off));
 }
 
+/* DynamicQuantizeLinear: uint8 with the scale and zero point that map [min(x, 0), max(x, 0)] onto [0, 255] */
+static tkc_status t_dynamic_quantize(onnx_node *n) {
+  tkc_status s = onnx_need(n, 1);
+  if (s) return s;
+  tkc_tensor *x = tkc_cast(onnx_in(n, 0), TKC_FLOAT32);
+  tkc_ctx *c = n->m->ctx;
+  tkc_tensor *zero = tkc_scalar(c, TKC_FLOAT32, 0);
+  tkc_tensor *hi = tkc_maximum(tkc_max(x, 0, NULL, 0), zero), *lo = tkc_minimum(tkc_min(x, 0, NULL, 0), zero);
+  tkc_tensor *scale = tkc_div(tkc_sub(hi, lo), tkc_scalar(c, TKC_FLOAT32, 255));
+  tkc_tensor *zp = tkc_clamp(tkc_round(tkc_div(tkc_neg(lo), scale)), 0, 255);
+  tkc_tensor *y = tkc_clamp(tkc_add(tkc_round(tkc_div(x, scale)), zp), 0, 255);
+  if ((s = onnx_set(n, 0, tkc_cast(y, TKC_UINT8)))) return s;
+  if (n->nout > 1 && (s = onnx_set(n, 1, scale))) return s;
+  return n->nout > 2 ? onnx_set(n, 2, tkc_cast(zp, TKC_UINT8)) : TKC_OK;
+}
+
 /* ---------------------------------------------------------------- data-dependent shapes: the values are read on the host */
 static tkc_status x_compress(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
@@ -1295,7 +1311,7 @@ static const onnx_op OPS[] = {
   {"RMSNormalization", onnx_build_rms_norm}, {"MeanVarianceNormalization", onnx_build_mvn}, {"GroupNormalization", onnx_build_group_norm},
   {"LpNormalization", onnx_build_lp_norm}, {"LRN", onnx_build_lrn}, {"DequantizeLinear", onnx_build_dequantize}, {"EyeLike", onnx_build_eye_like}, {"Attention", onnx_build_attention},
   {"Resize", onnx_build_resize}, {"CumProd", x_cumprod}, {"BitCast", t_bitcast}, {"Swish", u_swish},
-  {"CenterCropPad", x_center_crop_pad}, {"QuantizeLinear", t_quantize},
+  {"CenterCropPad", x_center_crop_pad}, {"QuantizeLinear", t_quantize}, {"DynamicQuantizeLinear", t_dynamic_quantize},
   {"Einsum", onnx_build_einsum}, {"MatMulInteger", onnx_build_matmul_integer}, {"QLinearMatMul", onnx_build_qlinear_matmul},
   {"ConvInteger", onnx_build_conv_integer}, {"NonMaxSuppression", onnx_build_nms}, {"DFT", onnx_build_dft}, {"ScatterND", onnx_build_scatter_nd}, {"CausalConvWithState", onnx_build_causal_conv},
   {"LinearAttention", onnx_build_linear_attention}, {"If", onnx_build_if}, {"Scan", onnx_build_scan}, {"Loop", onnx_build_loop},
