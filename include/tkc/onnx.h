@@ -13,7 +13,11 @@
  * that tkc cannot express is refused at load: NULL with TKC_EINVAL / TKC_EUNSUPPORTED and a
  * message naming the node (op type, name, opset). Each tkc_onnx_run builds the graph again over
  * the given inputs (lazy: nothing runs until an output is realized); shape arithmetic (Shape ->
- * Gather -> Concat -> Reshape) is done on the host as the graph is built.
+ * Gather -> Concat -> Reshape) is done on the host as the graph is built. Where the graph's shape or
+ * control flow depends on tensor values (a Reshape's shape computed from data, If/Loop conditions,
+ * trip counts, NonZero, Compress, Unique, NonMaxSuppression, GridSample's grid, TopK's k ...) those
+ * values are realized and read back during tkc_onnx_run, as tinygrad's runner does; If, Scan and Loop
+ * are unrolled into the graph.
  *
  * Built only when protobuf-c and onnx.proto were found (TKC_WITH_ONNX); otherwise tkc_onnx_load
  * fails with TKC_EUNSUPPORTED ("built without the ONNX frontend"). */
