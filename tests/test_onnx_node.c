@@ -256,8 +256,14 @@ int main(int argc, char **argv) {
   snprintf(devs_buf, sizeof devs_buf, "%s", getenv("TKC_ONNX_DEVICES") ? getenv("TKC_ONNX_DEVICES") : "INTERP,CPU");
   const char *devices[8];
   int ndev = 0;
-  for (char *tok = strtok(devs_buf, ","); tok && ndev < 8; tok = strtok(NULL, ","))
-    if (tkc_device_available(tok)) devices[ndev++] = tok;
+  for (char *tok = strtok(devs_buf, ","); tok && ndev < 8; tok = strtok(NULL, ",")) {
+    /* probed in a child: a device runtime started here (wgpu's threads) would not survive the forks */
+    pid_t pid = fork();
+    if (pid == 0) _exit(tkc_device_available(tok) ? 0 : 1);
+    int status = 0;
+    if (pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0) devices[ndev++] = tok;
+    else printf("device %s is not available here: not run\n", tok);
+  }
   char **names = NULL;
   size_t nn = 0, cap = 0;
   for (struct dirent *e; (e = readdir(d));) {
