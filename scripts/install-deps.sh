@@ -31,6 +31,9 @@ PACKAGES=(
   python3-pip            # for the PyPI wgpu package below (and numpy/pytest when python3 lacks them)
   python3-venv           # the python_pip_install test makes a venv
   mesa-vulkan-drivers    # lavapipe: the Vulkan driver WEBGPU runs on without a GPU
+  libprotobuf-c-dev      # the ONNX frontend's reader (cmake/onnx.cmake)...
+  protobuf-c-compiler    # ...generated at build time by protoc-c...
+  libonnx-dev            # ...from the onnx.proto this installs
 )
 
 # Non-Debian fallback: a command that proves a package is present. Packages not listed here
@@ -92,12 +95,25 @@ install_py_test_deps() {
     die "pip install numpy pytest scikit-learn failed (no network?); set TKC_NO_DEPS=1 to skip it"
 }
 
+# onnx (pinned: its wheel carries onnx/backend/test/data/node, the node tests test_onnx_node runs).
+# Optional: without it (no network, no wheel for this python) only those tests are skipped.
+ONNX_PIP=onnx==1.22.0
+install_onnx() {
+  local have
+  have=$(python3 -c "import importlib.util as u, importlib.metadata as m; print(m.version('onnx') if u.find_spec('onnx') else '')" 2>/dev/null) || have=""
+  [[ -z "$have" ]] || return 0
+  say "installing $ONNX_PIP (pip; its node tests are what test_onnx_node runs)"
+  python3 -m pip install --quiet --disable-pip-version-check "$ONNX_PIP" >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "$ONNX_PIP" >/dev/null 2>&1 ||
+    say "pip install $ONNX_PIP failed: test_onnx_node will skip the ONNX node tests"
+}
+
 # --- Debian/Ubuntu ------------------------------------------------------------------------
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
-((${#missing[@]})) || { install_wgpu; install_py_test_deps; exit 0; }
+((${#missing[@]})) || { install_wgpu; install_py_test_deps; install_onnx; exit 0; }
 
 SUDO=()
 if [[ "$(id -u)" -ne 0 ]]; then
@@ -128,3 +144,4 @@ fi
 
 install_wgpu
 install_py_test_deps
+install_onnx
