@@ -1,6 +1,6 @@
-# cmake/onnx.cmake — the ONNX frontend (src/onnx/, include/tkc/onnx.h).
+# cmake/onnx.cmake — the ONNX frontend (src/frontend/onnx/, include/tkc/onnx.h).
 #
-# Included by CMakeLists.txt right after tkc_objs is declared (src/onnx/ is kept out of the glob
+# Included by CMakeLists.txt right after tkc_objs is declared (src/frontend/onnx/ is kept out of the glob
 # there). Needs protobuf-c (pkg-config libprotobuf-c), its code generator protoc-c and the onnx.proto
 # that Debian's libonnx-dev installs (/usr/include/onnx/onnx.proto): the reader is generated from it
 # into the build folder at build time, so nothing of ONNX's lives in this repository.
@@ -37,8 +37,8 @@ if(TKC_WITH_ONNX)
   if(_missing)
     string(REPLACE ";" ", " _missing "${_missing}")
     message(STATUS "tkc: building without the ONNX frontend: missing ${_missing} (scripts/install-deps.sh installs them)")
-    target_sources(tkc_objs PRIVATE ${PROJECT_SOURCE_DIR}/src/onnx/absent/onnx_absent.c)
-    list(APPEND TKC_SOURCES ${PROJECT_SOURCE_DIR}/src/onnx/absent/onnx_absent.c)
+    target_sources(tkc_objs PRIVATE ${PROJECT_SOURCE_DIR}/src/frontend/onnx/absent/onnx_absent.c)
+    list(APPEND TKC_SOURCES ${PROJECT_SOURCE_DIR}/src/frontend/onnx/absent/onnx_absent.c)
   else()
     set(TKC_HAVE_ONNX ON)
     set(TKC_ONNX_GEN_DIR ${PROJECT_BINARY_DIR}/onnx_gen)
@@ -51,7 +51,7 @@ if(TKC_WITH_ONNX)
       DEPENDS ${TKC_ONNX_PROTO}
       COMMENT "Generating the ONNX protobuf-c reader from ${TKC_ONNX_PROTO}"
       VERBATIM)
-    file(GLOB _onnx_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/onnx/*.c)
+    file(GLOB _onnx_srcs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/src/frontend/onnx/*.c)
     target_sources(tkc_objs PRIVATE ${_onnx_srcs} ${TKC_ONNX_GEN_DIR}/onnx.pb-c.c)
     # generated code: its own warnings are not ours
     set_source_files_properties(${TKC_ONNX_GEN_DIR}/onnx.pb-c.c PROPERTIES COMPILE_OPTIONS "-w")
@@ -65,8 +65,8 @@ if(TKC_WITH_ONNX)
   endif()
 else()
   message(STATUS "tkc: ONNX frontend disabled (TKC_WITH_ONNX=OFF)")
-  target_sources(tkc_objs PRIVATE ${PROJECT_SOURCE_DIR}/src/onnx/absent/onnx_absent.c)
-  list(APPEND TKC_SOURCES ${PROJECT_SOURCE_DIR}/src/onnx/absent/onnx_absent.c)
+  target_sources(tkc_objs PRIVATE ${PROJECT_SOURCE_DIR}/src/frontend/onnx/absent/onnx_absent.c)
+  list(APPEND TKC_SOURCES ${PROJECT_SOURCE_DIR}/src/frontend/onnx/absent/onnx_absent.c)
 endif()
 
 # the ONNX test suites (tests/test_onnx*.c, registered by CMakeLists.txt's test loop) see the
