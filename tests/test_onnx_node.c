@@ -20,7 +20,7 @@
 #include "tkc.h"
 #include "tkc/onnx.h"
 #ifdef TKC_HAVE_ONNX
-#include "onnx/onnx_internal.h"
+#include "frontend/onnx/onnx_internal.h"
 
 enum { R_PASS, R_FAIL, R_ERROR, R_SKIP };
 
