@@ -7,7 +7,8 @@
 #   make asan       configure build-asan with -fsanitize=address,undefined and run the suite there
 #                   (kernels compiled by `make test` come from its on-disk kernel cache: the same bytes)
 #   make fuzz       build, then run tests/fuzz/fuzz_tensor on every device for FUZZ_MINUTES (default 5) from
-#                   FUZZ_SEED (default: the time), and with clang the libFuzzer targets a minute each (build-fuzz)
+#                   FUZZ_SEED (default: the time), and with clang the libFuzzer targets a minute each (build-fuzz):
+#                   the pattern matcher, the symbolic simplifier and the ONNX loader
 #   make tsan       configure build-tsan with -fsanitize=thread and run the suites that use threads there
 #   make install    build, then install into PREFIX (default /usr/local): library, headers, CMake package, tkc.pc
 #   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
@@ -121,7 +122,10 @@ fuzz: deps
 	  $(CMAKE) -S . -B $(FUZZ_DIR) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS) && echo clang > $(FUZZ_DIR)/.tkc-configured || exit 1; \
 	fi; \
 	$(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_pattern_libfuzzer fuzz_symbolic_libfuzzer || exit 1; \
-	for t in fuzz_pattern fuzz_symbolic; do \
+	targets="fuzz_pattern fuzz_symbolic"; \
+	if $(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_onnx_libfuzzer >/dev/null 2>&1; then targets="$$targets fuzz_onnx"; \
+	else echo "make: no ONNX frontend in $(FUZZ_DIR) (protobuf-c missing): skipping fuzz_onnx"; fi; \
+	for t in $$targets; do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; echo "== $$t (libFuzzer, 60 s)"; \
 	  $(FUZZ_DIR)/$${t}_libfuzzer -max_total_time=60 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- $(FUZZ_DIR)/corpus-$$t || failed=1; \
 	done; \
