@@ -70,7 +70,7 @@ static void ref_apply(chain_ref *r, const move *m) {
     break;
   default: break;
   }
-  int64_t n = ref_numel(o.ndim, o.shape), idx[MAXD], src[MAXD];
+  int64_t n = ref_numel(o.ndim, o.shape), idx[MAXD] = {0}, src[MAXD] = {0};
   for (int64_t k = 0; k < n; k++) {
     unravel(k, o.ndim, o.shape, idx);
     bool inside = true;
