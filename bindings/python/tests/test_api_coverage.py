@@ -9,8 +9,8 @@ import tkc
 from tkc import _lib, _tensor as tensor
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
-HEADERS = ["include/tkc/base.h", "include/tkc.h"] + ["include/tkc/" + f for f in sorted(os.listdir(os.path.join(REPO, "include", "tkc")))
-                                                    if f.startswith("ops_") and f.endswith(".h")]
+HEADERS = ["include/tkc/base.h", "include/tkc.h", "include/tkc/onnx.h"] + ["include/tkc/" + f for f in sorted(os.listdir(os.path.join(REPO, "include", "tkc")))
+                                                                          if f.startswith("ops_") and f.endswith(".h")]
 
 # Declared in the headers above but deliberately not bound:
 SKIP = {

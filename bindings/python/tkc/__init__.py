@@ -13,8 +13,10 @@ __setitem__: assign() updates a tensor in place); DLPack exports host copies.
 
 Training: t.requires_grad = True, loss.backward(), t.grad (None when there is none), t.detach(),
 tkc.gradient(y, [x]), tkc.optim.SGD / Adam / AdamW (step, zero_grad, lr), tkc.Jit over a train step.
+
+ONNX: m = tkc.onnx.load("model.onnx"); outputs = m(x) (numpy in and out; m.run(x) gives Tensors).
 """
-from . import dtypes, optim
+from . import dtypes, onnx, optim
 from ._lib import lib as _clib
 from .context import (DEVICES, Context, KernelStats, ProgressInfo, cache_flush, default_context, device_available, devices,
                       dim_is_var, memory_stats)

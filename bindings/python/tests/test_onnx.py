@@ -1,0 +1,91 @@
+"""tkc.onnx: models written with onnx.helper, run through tkc_onnx_load / tkc_onnx_run from Python,
+against numpy (and onnxruntime when installed); bad files and bad calls raise."""
+import numpy as np
+import pytest
+
+import tkc
+
+onnx = pytest.importorskip("onnx")
+from onnx import TensorProto, helper, numpy_helper  # noqa: E402
+
+
+def mlp_model():
+    """y = relu(x @ w + b) reshaped to (batch, 2, 2) through a Shape -> Gather -> Concat chain"""
+    rng = np.random.default_rng(1)
+    w = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal(4).astype(np.float32)
+    nodes = [
+        helper.make_node("MatMul", ["x", "w"], ["xw"]),
+        helper.make_node("Add", ["xw", "b"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Shape", ["x"], ["xs"]),
+        helper.make_node("Gather", ["xs", "zero"], ["n"], axis=0),
+        helper.make_node("Concat", ["n", "two_two"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["r", "shape"], ["y"]),
+    ]
+    inits = [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b"),
+             numpy_helper.from_array(np.array([0], np.int64), "zero"), numpy_helper.from_array(np.array([2, 2], np.int64), "two_two")]
+    graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 2, 2])], inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return model, w, b
+
+
+def reference(x, w, b):
+    return np.maximum(x @ w + b, 0).reshape(len(x), 2, 2)
+
+
+@pytest.mark.parametrize("device", ["CPU", "INTERP"])
+def test_load_and_call(tmp_path, device):
+    if not tkc.device_available(device):
+        pytest.skip("%s is not available here" % device)
+    model, w, b = mlp_model()
+    path = tmp_path / "mlp.onnx"
+    onnx.save(model, str(path))
+    with tkc.Context(device) as ctx:
+        m = tkc.onnx.load(path, ctx=ctx)
+        assert m.input_names == ["x"] and m.output_names == ["y"]
+        assert m.input_shapes == [(None, 3)] and m.input_dtypes == [tkc.float32]
+        for batch in (1, 5):  # the named dim takes each array's size
+            x = np.random.default_rng(batch).standard_normal((batch, 3)).astype(np.float32)
+            (y,) = m(x)
+            np.testing.assert_allclose(y, reference(x, w, b), rtol=1e-5, atol=1e-6)
+            (y2,) = m(x=x)  # by name
+            np.testing.assert_array_equal(y2, y)
+            (t,) = m.run(x)  # lazy tensors
+            assert isinstance(t, tkc.Tensor) and t.shape == (batch, 2, 2)
+        m.close()
+        m.close()  # twice: a no-op
+
+
+def test_matches_onnxruntime():
+    ort = pytest.importorskip("onnxruntime")
+    model, _, _ = mlp_model()
+    data = model.SerializeToString()
+    x = np.random.default_rng(7).standard_normal((4, 3)).astype(np.float32)
+    want = ort.InferenceSession(data, providers=["CPUExecutionProvider"]).run(None, {"x": x})[0]
+    with tkc.onnx.load_bytes(data, device="INTERP") as m:
+        np.testing.assert_allclose(m(x)[0], want, rtol=1e-5, atol=1e-6)
+
+
+def test_errors(tmp_path):
+    with pytest.raises(tkc.TkcError):
+        tkc.onnx.load(tmp_path / "missing.onnx", device="INTERP")
+    with pytest.raises(tkc.TkcError):
+        tkc.onnx.load_bytes(b"\x08\x07 not a model \xff\xff", device="INTERP")
+    bad = helper.make_model(helper.make_graph([helper.make_node("NoSuchOp", ["x"], ["y"])], "g",
+                                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])]),
+                            opset_imports=[helper.make_opsetid("", 17)])
+    with pytest.raises(tkc.TkcError, match="NoSuchOp"):
+        tkc.onnx.load_bytes(bad.SerializeToString(), device="INTERP")
+    model, _, _ = mlp_model()
+    with tkc.onnx.load_bytes(model.SerializeToString(), device="INTERP") as m:
+        with pytest.raises(TypeError):
+            m()  # no input
+        with pytest.raises(TypeError):
+            m(np.zeros((1, 3), np.float32), x=np.zeros((1, 3), np.float32))  # both ways
+        with pytest.raises(tkc.TkcError):
+            m(np.zeros((2, 4), np.float32))  # the fixed dim is 3
+    with pytest.raises(ValueError):
+        m(np.zeros((1, 3), np.float32))  # closed
