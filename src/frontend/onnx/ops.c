@@ -24,6 +24,17 @@ tkc_status onnx_need(onnx_node *n, int nin) {
   return TKC_OK;
 }
 
+tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **zero_point) {
+  if (tkc_ndim(*scale) != 1 || nd == 0) return TKC_OK;
+  int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
+  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(*scale, 0) : 1;
+  *scale = tkc_reshape(*scale, nd, sh);
+  if (*zero_point) *zero_point = tkc_reshape(*zero_point, nd, sh);
+  return TKC_OK;
+}
+
 const int64_t *onnx_ints(onnx_node *n, int i, int64_t *count) {
   if (!onnx_has(n, i)) return onnx_node_err(n, TKC_EINVAL, "input %d is missing", i), NULL;
   onnx_value *v = n->in[i];
@@ -1116,14 +1127,7 @@ static tkc_status t_quantize(onnx_node *n) {
   default: return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
   }
   int nd = tkc_ndim(x);
-  if (tkc_ndim(sc) == 1 && nd > 0) {
-    int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
-    if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-    int64_t sh[ONNX_MAX_DIMS];
-    for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(sc, 0) : 1;
-    sc = tkc_reshape(sc, nd, sh);
-    if (zp) zp = tkc_reshape(zp, nd, sh);
-  }
+  if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
   tkc_tensor *q = tkc_round(tkc_div(tkc_cast(x, TKC_FLOAT32), tkc_cast(sc, TKC_FLOAT32)));
   if (zp) q = tkc_add(q, tkc_cast(zp, TKC_FLOAT32));
   return onnx_set(n, 0, tkc_cast(tkc_clamp(q, lo, hi), out));

@@ -375,14 +375,7 @@ tkc_status onnx_build_dequantize(onnx_node *n) {
   if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
   int nd = tkc_ndim(x);
   tkc_dtype dt = tkc_dtype_of(sc);
-  if (tkc_ndim(sc) == 1 && nd > 0) {
-    int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
-    if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-    int64_t sh[ONNX_MAX_DIMS];
-    for (int d = 0; d < nd; d++) sh[d] = d == axis ? tkc_dim(sc, 0) : 1;
-    sc = tkc_reshape(sc, nd, sh);
-    if (zp) zp = tkc_reshape(zp, nd, sh);
-  }
+  if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
   tkc_tensor *xi = tkc_cast(x, TKC_INT32);
   if (zp) xi = tkc_sub(xi, tkc_cast(zp, TKC_INT32));
   return onnx_set(n, 0, tkc_mul(tkc_cast(xi, dt), sc));
