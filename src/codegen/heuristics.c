@@ -89,6 +89,14 @@ static bool some_load(const strides *S, int dim, int64_t stride) {
   return false;
 }
 
+/* whether a load that reads dim vdim contiguously reads dim d broadcast (an epilogue's loads may
+ * not: a reduce's operands are what the register tile reuses) */
+static bool vector_broadcast(const strides *S, int vdim, int d) {
+  for (int i = 0; i < S->n; i++)
+    if (S->s[i][vdim] == 1 && S->s[i][d] == 0) return true;
+  return false;
+}
+
 static void try_opt(tkc_kshape *ks, tkc_opt_op op, int axis, int amount, const tkc_renderer *r) {
   tkc_kshape t = *ks;
   if (tkc_kshape_apply(&t, (tkc_opt){op, axis, amount}, r) == TKC_OK) *ks = t;
@@ -153,6 +161,37 @@ static void gpu_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_rendere
   }
 }
 
+/* A transpose (a load reads the output's contiguous dim cdim strided, and another output dim
+ * contiguously): upcast that dim too, and the dims after it in the load's contiguous run, up to a
+ * cache line of elements, so every line read is used whole while it is in cache. Row by row, the
+ * lines of one vector of outputs lie a power-of-two stride apart and evict each other (a 512x4608
+ * weight transposed: 4-7 ms, tiled 1 ms). */
+static void transpose_tile(tkc_kshape *ks, const strides *S, int cdim, int item, const tkc_renderer *r) {
+  int line = item > 0 && item < 64 ? 64 / item : 1;
+  for (int i = 0; cdim >= 0 && i < S->n; i++) {
+    if (S->s[i][cdim] == 0 || S->s[i][cdim] == 1 || S->s[i][cdim] < line) continue;
+    int64_t stride = 1;
+    for (int have = 1; have < line;) {
+      int d = 0, a;
+      while (d < ks->ndim && (d == cdim || S->s[i][d] != stride || axis_of(ks, d) < 0)) d++;
+      if (d == ks->ndim) break;
+      a = axis_of(ks, d);
+      int64_t size = ks->ax[a].size;
+      int amount = 1;
+      for (int u = line / have; u >= 2 && amount == 1; u--)
+        if (size % u == 0) amount = u;
+      if (amount == 1) break;
+      tkc_kshape t = *ks;
+      if (tkc_kshape_apply(&t, (tkc_opt){TKC_OPT_UPCAST, a, amount}, r) != TKC_OK) break;
+      *ks = t;
+      have *= amount;
+      if (amount != size) break; /* the rest of the run is not contiguous with this part */
+      stride *= size;
+    }
+    return;
+  }
+}
+
 void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   if (!r || ast->nsrc != 1) return;
   if (r->global_max[0] > 0) {
@@ -179,6 +218,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
         try_opt(ks, TKC_OPT_UPCAST, c, v, r);
         break;
       }
+    transpose_tile(ks, &S, cdim, (int)item, r);
     return;
   }
   /* matmul-like: an output axis one load reads contiguously and another broadcasts (the contiguous
@@ -189,13 +229,20 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   if (v >= 0) {
     int vdim = ks->ax[v].dim, m = -1;
     if (v != c) m = c;
-    else
-      for (int a = 0; a < first_reduce; a++)
-        if (a != c && ks->ax[a].size % 4 == 0 && (m < 0 || ks->ax[a].size > ks->ax[m].size)) m = a;
+    else /* the rows: an axis along which the vector operand is broadcast (a conv's output channels,
+          * not its batch: rows of the batch would each load their own vectors), the longest */
+      for (int pass = 0; pass < 2 && m < 0; pass++)
+        for (int a = 0; a < first_reduce; a++)
+          if (a != c && ks->ax[a].size % 4 == 0 && (pass || vector_broadcast(&S, ks->ax[v].dim, ks->ax[a].dim)) &&
+              (m < 0 || ks->ax[a].size > ks->ax[m].size))
+            m = a;
     int64_t msize = m >= 0 ? ks->ax[m].size : 0;
     int mdim = m >= 0 ? ks->ax[m].dim : -1;
     try_opt(ks, TKC_OPT_UPCAST, v, w, r);
-    if (v == c && ks->ax[v].dim == vdim && ks->ax[v].size % 2 == 0 && ks->ax[v].size >= 4) try_opt(ks, TKC_OPT_UPCAST, v, 2, r);
+    /* two vectors: along the contiguous output axis, or (32 registers) along another one, e.g. a
+     * conv's output channels, when its rows are too short to tile by 8 */
+    if (ks->ax[v].dim == vdim && ks->ax[v].size % 2 == 0 && ks->ax[v].size >= 4 && (v == c || (w >= 16 && msize % 8)))
+      try_opt(ks, TKC_OPT_UPCAST, v, 2, r);
     if (m >= 0) {
       int ma = axis_of(ks, mdim); /* its index after the upcasts of v */
       /* 8 rows when the registers allow (32 with AVX-512: 16 accumulators) and k is long enough
@@ -203,9 +250,11 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
       int64_t klen = 1;
       for (int a = 0; a < ks->naxes; a++)
         if (ks->ax[a].kind == TKC_AX_REDUCE) klen *= ks->ax[a].size;
-      int amounts[5] = {4, 3, 5, 2, 0};
+      int amounts[7] = {4, 3, 5, 2, 0};
       if (w >= 16 && msize % 8 == 0 && klen >= 1024) amounts[0] = 8, amounts[4] = 4;
-      for (int k = 0; k < 5 && amounts[k] && ma >= 0; k++)
+      else if (w >= 16) /* rows of 7x7, 14x14 images (P = 49, 196): 7 of them, with two vectors 14 accumulators */
+        memcpy(amounts, (const int[]){7, 6, 4, 5, 3, 2, 0}, sizeof amounts);
+      for (int k = 0; k < 7 && amounts[k] && ma >= 0; k++)
         if (msize % amounts[k] == 0) {
           try_opt(ks, TKC_OPT_UPCAST, ma, amounts[k], r);
           break;
@@ -240,5 +289,10 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   /* a reduce over a strided axis: vector accumulators along the contiguous output axis (also when
    * the loads read it strided and another broadcasts it: a short-k matmul against a transposed
    * operand, whose lanes are then gathered, still beats one scalar accumulator) */
-  if (c >= 0 && csize % w == 0 && (some_load(&S, cdim, 1) || some_load(&S, cdim, 0))) try_opt(ks, TKC_OPT_UPCAST, c, w, r);
+  if (c < 0 || !(some_load(&S, cdim, 1) || some_load(&S, cdim, 0))) return;
+  for (int lanes = w; lanes >= 4; lanes /= 2) /* the widest vector that divides the row (a 56-wide pool: 8 lanes) */
+    if (csize % lanes == 0) {
+      try_opt(ks, TKC_OPT_UPCAST, c, lanes, r);
+      return;
+    }
 }

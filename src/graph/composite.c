@@ -1,5 +1,6 @@
 /* Composite ops built from the primitives, as tinygrad builds them: matmul (reshape, expand, mul,
  * sum), softmax / log_softmax (max-subtracted), conv2d (pad + sliding-window view, mul, sum). */
+#include <stdlib.h>
 #include <string.h>
 #include "graph/tensor_internal.h"
 
@@ -48,6 +49,17 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
       return tkc_err_null(TKC_ESHAPE, "matmul: %s @ %s: batch dims %s and %s do not broadcast (dim %d: %lld vs %lld)", TKC_NODE_SHAPE(x), TKC_NODE_SHAPE(y),
                           TKC_SHAPE_STR(an - 2, as), TKC_SHAPE_STR(bn - 2, bs), i, (long long)xs[i], (long long)ys[i]);
   }
+  /* b a transpose of a row-major (..., N, K) value (attention's K^T, the W^T of a backward pass): its
+   * copy (..., K, N) first, so that the reduce vectorizes over N with a register tile as a matmul
+   * does; read as it is, only k runs contiguously in both operands (dot products: a horizontal sum
+   * per output, 2-3x slower at short k). K*N elements copied once for M*N*K multiply-adds; a copy
+   * that the kernel computing b writes directly when b is an expression. */
+  tkc_tensor *b_in = b, *b_copy = NULL;
+  if (y->kind == TKC_LZ_MOVE && y->op == TKC_OP_PERMUTE && y->ndim >= 2 && m >= 16 && n >= 16 && k >= 16 && getenv("TKC_MMT") &&
+      y->arg[y->ndim - 1] != y->ndim - 1 && y->arg[y->ndim - 2] == y->ndim - 1) {
+    if (!(b_copy = tkc_contiguous(b))) return NULL;
+    b = b_copy, y = b->node;
+  }
   /* x: (..., M, 1, K)   y: (..., 1, N, K) read through a transpose of b's last two dims */
   xs[nb] = m; xs[nb + 1] = 1; xs[nb + 2] = k;
   ys[nb] = 1; ys[nb + 1] = n; ys[nb + 2] = k;
@@ -69,8 +81,9 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   if (x->ndim != 1) out[no++] = m;
   if (y->ndim != 1) out[no++] = n;
   tkc_tensor *r = t[7] ? tkc_reshape(t[7], no, out) : NULL;
-  if (r && x->ndim == 2 && y->ndim == 2) tkc_lazy_mark_composite(r->node, TKC_COMP_MATMUL, 2, (tkc_lazy *const[]){a->node, b->node}, NULL, 0);
+  if (r && x->ndim == 2 && y->ndim == 2) tkc_lazy_mark_composite(r->node, TKC_COMP_MATMUL, 2, (tkc_lazy *const[]){a->node, b_in->node}, NULL, 0);
   drop(t, 8);
+  tkc_tensor_free(b_copy);
   return r;
 }
 
@@ -140,20 +153,40 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
     return tkc_err_null(TKC_ESHAPE, "conv2d: x %s, w %s, stride %d, padding %d: the padded input (%lldx%lld) or its windows overflow 64 bits in size",
                         TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), stride, padding, (long long)hp, (long long)wp);
   int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
-  int64_t xs[7] = {nb, 1, c, oh, ow, kh, kw}, ws[7] = {1, o, c, 1, 1, kh, kw}, out[4] = {nb, o, oh, ow};
-  int axes[3] = {2, 5, 6};
+  int64_t kk = c * kh * kw, pp = oh * ow, out[4] = {nb, o, oh, ow};
   tkc_tensor *t[9] = {0};
   t[0] = tkc_pad(x, pads, 0);
-  t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL;
-  t[2] = reshape_to(t[1], 7, xs);
+  t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL; /* (N, C, OH, OW, KH, KW) */
+  int64_t colbytes = nb * kk * pp * item; /* (no overflow: the windows' size was checked) */
+  /* when the windows' copy stays in cache (8 MB), or the output rows are too short for the direct
+   * form's register tile (7x7, 14x14: it then re-reads the weights per row) */
+  if (t[1] && kh * kw <= 64 && (colbytes <= ((int64_t)8 << 20) || (ow < 16 && colbytes <= ((int64_t)1 << 29)))) {
+    /* a matmul per image: out (N, O, P) = sum over K of cols (N, K, P) * w (O, K), P = OH*OW and
+     * K = C*KH*KW. The windows are copied out once, contiguous along P (im2col, as onnxruntime's
+     * MLAS), so the reduce loads them as a matmul loads its operand, without the padding guards and
+     * window arithmetic of the input's view; a 1x1 conv of stride 1 reads x itself */
+    bool direct = kh * kw == 1 && stride == 1 && padding == 0;
+    tkc_tensor *p = direct ? NULL : tkc_permute(t[1], (const int[]){0, 1, 4, 5, 2, 3}), *col = p ? tkc_contiguous(p) : NULL;
+    tkc_tensor *cols = reshape_to(direct ? t[1] : col, 3, (const int64_t[]){nb, kk, pp});
+    tkc_tensor *colt = cols ? tkc_permute(cols, (const int[]){0, 2, 1}) : NULL;
+    t[2] = reshape_to(colt, 4, (const int64_t[]){nb, 1, pp, kk});
+    tkc_tensor *tmp[4] = {p, col, cols, colt};
+    drop(tmp, 4);
+  } else { /* large windows (a weight gradient's): the product (N, O, C, OH, OW, KH, KW) of the view */
+    t[2] = reshape_to(t[1], 7, (const int64_t[]){nb, 1, c, oh, ow, kh, kw});
+  }
   /* weights channel-last (I,KH,KW,O) in memory: the output channels are contiguous, so the conv's
-   * register tile loads vectors of them (one small copy kernel) */
-  tkc_tensor *wl = o % 8 == 0 ? tkc_contiguous(tkc_permute(w, (const int[]){1, 2, 3, 0})) : NULL;
+   * register tile loads vectors of them (one small copy kernel; none when w is a permuted view of
+   * such a buffer already, as the ONNX frontend keeps its conv weights) */
+  tkc_tensor *wperm = o % 8 == 0 ? tkc_permute(w, (const int[]){1, 2, 3, 0}) : NULL;
+  tkc_tensor *wl = !wperm ? NULL : tkc_lazy_is_contiguous_view(wperm->node) ? tkc_tensor_ref(wperm) : tkc_contiguous(wperm);
   tkc_tensor *wv = wl ? tkc_permute(wl, (const int[]){3, 0, 1, 2}) : NULL;
-  t[3] = tkc_reshape(wv ? wv : w, 7, ws);
+  bool flat = t[2] && t[2]->node->ndim == 4;
+  t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
   tkc_tensor_free(wv);
   tkc_tensor_free(wl);
-  t[6] = mul_sum(t[2], t[3], 3, axes, tkc_least_upper_dtype(xn->dtype, wn->dtype));
+  tkc_tensor_free(wperm);
+  t[6] = mul_sum(t[2], t[3], flat ? 1 : 3, flat ? (const int[]){3} : (const int[]){2, 5, 6}, tkc_least_upper_dtype(xn->dtype, wn->dtype));
   t[2] = t[3] = NULL; /* taken */
   t[7] = reshape_to(t[6], 4, out);
   if (t[7]) tkc_lazy_mark_composite(t[7]->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);

@@ -158,6 +158,9 @@ TKC_HIDDEN tkc_lazy *tkc_lazy_assign(tkc_lazy *d, tkc_lazy *v);
 TKC_HIDDEN void tkc_ctx_redirect(struct tkc_ctx *ctx, tkc_lazy *from, tkc_lazy *to);
 /* n is a BUFFER that sees its whole buffer contiguously (writable in place: copy_in, assign). */
 TKC_HIDDEN bool tkc_lazy_owns_buffer(const tkc_lazy *n);
+/* n is a realized buffer seen, through movement ops, as a contiguous (row-major, unmasked) view:
+ * a contiguous copy of it would copy it as it is */
+TKC_HIDDEN bool tkc_lazy_is_contiguous_view(const tkc_lazy *n);
 /* Turns n into a BUFFER node over rb seen through st (drops its sources). */
 TKC_HIDDEN tkc_status tkc_lazy_become_buffer(tkc_lazy *n, tkc_rbuf *rb, const tkc_st *st);
 /* A buffer's lengths at the current binding (done by tkc_lazy_become_buffer), and the check that

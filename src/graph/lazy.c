@@ -156,6 +156,19 @@ bool tkc_lazy_owns_buffer(const tkc_lazy *n) {
          tkc_buffer_nbytes(n->rbuf->buf) == (size_t)tkc_shape_numel_max(n->ctx, n->ndim, n->shape) * tkc_dtype_size(n->dtype);
 }
 
+bool tkc_lazy_is_contiguous_view(const tkc_lazy *n) {
+  const tkc_lazy *chain[16];
+  int len = 0;
+  for (; n->kind == TKC_LZ_MOVE; n = n->src[0])
+    if (len == 16) return false;
+    else chain[len++] = n;
+  if (n->kind != TKC_LZ_BUFFER || n->target) return false;
+  tkc_st st = *n->st;
+  while (len)
+    if (tkc_lazy_apply_move(&st, chain[--len])) return false;
+  return tkc_st_is_contiguous(&st);
+}
+
 /* A node the backward pass may walk through keeps how it was computed when it becomes a BUFFER: the
  * recipe takes over its sources (n then has none); the buffer itself stands for its value. */
 static int keep_recipe(tkc_lazy *n) {

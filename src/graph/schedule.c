@@ -383,12 +383,15 @@ static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) {
   return n->kind == TKC_LZ_REDUCE && (users_of(s, n) > 1 || epilogue_shared(s, n));
 }
 
-/* Whether the elementwise ops over reduce r (its epilogue) are read by more than one kernel: fused
- * into each, r's loop would run once per kernel (a conv whose output feeds the activation and, in
- * the backward pass, the activation's gradient). The readers are followed up through elementwise
- * ops to where kernels start (a reduce, a view other than a reshape, a CONTIGUOUS, an output); two
- * or more such places: shared. Reads of one value within one expression (gelu's x) are one place.
- * Past a budget of nodes, not shared (fusing is always right). */
+/* Whether the elementwise ops over reduce r (its epilogue) are read by more than one kernel at
+ * different nodes: fused into each, r's loop would run once per kernel (a conv whose output feeds
+ * the activation and, in the backward pass, the activation's gradient). The readers are followed
+ * up through elementwise ops to where kernels start (a reduce, a view other than a reshape, a
+ * CONTIGUOUS, an output); reading two or more nodes of the epilogue there: shared. Kernels that
+ * all read one node (a ResNet block's output, read by the next conv and the skip connection) read
+ * the buffer of the one kernel that computes r and its epilogue up to that node; reads of one value
+ * within one expression (gelu's x) are one place. Past a budget of nodes, not shared (fusing is
+ * always right). */
 static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   tkc_users *u = s->users;
   if (!u || !u->rstart) return 0;
@@ -400,13 +403,16 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   int ntodo = 0, nseen = 0, nends = 0, shared = 0;
   todo[ntodo++] = r;
   while (ntodo && !shared) {
-    size_t k = users_slot(u, todo[--ntodo]);
+    const tkc_lazy *q = todo[--ntodo];
+    size_t k = users_slot(u, q);
     for (size_t e = u->rstart[k]; e < u->rstart[k + 1] && !shared; e++) {
       const tkc_lazy *p = u->reader[e];
       size_t kp = users_slot(u, p);
-      bool end = u->rview[e] || (p->kind != TKC_LZ_ALU && p->kind != TKC_LZ_CAST && p->kind != TKC_LZ_BITCAST) || (u->seen[kp] & ROOT_NODE);
-      if (end) {
-        if (nends == 0 || ends[0] != p) ends[nends++] = p;
+      bool elementwise = p->kind == TKC_LZ_ALU || p->kind == TKC_LZ_CAST || p->kind == TKC_LZ_BITCAST;
+      bool end = u->rview[e] || !elementwise || (u->seen[kp] & ROOT_NODE);
+      if (end) { /* where a kernel starts reading the epilogue: at q (at p, an output it computes) */
+        const tkc_lazy *at = elementwise && !u->rview[e] ? p : q;
+        if (nends == 0 || ends[0] != at) ends[nends++] = at;
         shared = nends > 1;
         continue;
       }
@@ -656,6 +662,7 @@ static int64_t expand_factor(const moves *mv) {
 /* ---------------------------------------------------------------- building */
 
 static tkc_status build(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out);
+static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, int depth, int *budget);
 
 /* realize n as its own kernel first, then read it */
 static tkc_status cut(kernel *k, tkc_lazy *n, const moves *mv, tkc_uop **out) {
@@ -699,6 +706,11 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   case TKC_LZ_ALU:
   case TKC_LZ_CAST:
   case TKC_LZ_BITCAST:
+    if (mv->n && !mv->reshapes) { /* the epilogue of a reduce read through a view (a conv's BN + ReLU read
+                                    * by the next conv's windows): computed once, by the reduce's kernel, not per read */
+      int budget = 64;
+      if (reduce_below(k->s, n, 0, &budget)) return cut(k, n, mv, out);
+    }
     if (in_reduce && mv->expand) { /* broadcast into a reduce: each value would be recomputed per use */
       int budget = 256;
       loads_seen loads = {0};

@@ -89,3 +89,29 @@ def test_errors(tmp_path):
             m(np.zeros((2, 4), np.float32))  # the fixed dim is 3
     with pytest.raises(ValueError):
         m(np.zeros((1, 3), np.float32))  # closed
+
+
+def test_model_left_open_at_exit(tmp_path):
+    """a model never closed, on the default ctx (closed at exit): the interpreter exits cleanly (a
+    model is freed before the ctx that holds its initializers; it was freed after: a double free)"""
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "left_open.py"
+    script.write_text(
+        "import numpy as np, tkc, tkc.onnx\n"
+        "from onnx import helper, TensorProto, numpy_helper\n"
+        "def build():\n"
+        "    w = numpy_helper.from_array(np.ones((3, 4), np.float32), 'w')\n"
+        "    g = helper.make_graph([helper.make_node('MatMul', ['x', 'w'], ['y'])], 'g',\n"
+        "                          [helper.make_tensor_value_info('x', TensorProto.FLOAT, [2, 3])],\n"
+        "                          [helper.make_tensor_value_info('y', TensorProto.FLOAT, [2, 4])], [w])\n"
+        "    return helper.make_model(g, opset_imports=[helper.make_opsetid('', 17)])\n"
+        "m = tkc.onnx.load_bytes(build().SerializeToString())\n"
+        "x = np.ones((2, 3), np.float32)\n"
+        "for i in range(3): y = m(x)\n"
+        "print(y[0].tolist())\n")
+    path = os.pathsep.join([os.path.dirname(os.path.dirname(tkc.__file__)), os.environ.get("PYTHONPATH", "")])
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=path))
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == str([[3.0] * 4] * 2)

@@ -22,6 +22,7 @@ class Model:
 
     def __init__(self, ptr, ctx):
         self._m, self._ctx = check_ptr(ptr), ctx
+        ctx._owners.add(self)  # freed before its ctx (which frees the initializers), also at exit
         self.input_names = [lib.tkc_onnx_input_name(self._m, i).decode() for i in range(lib.tkc_onnx_num_inputs(self._m))]
         self.output_names = [lib.tkc_onnx_output_name(self._m, i).decode() for i in range(lib.tkc_onnx_num_outputs(self._m))]
         self.input_dtypes, self.input_shapes = [], []
@@ -80,7 +81,7 @@ class Model:
         return self._m
 
     def close(self):
-        if self._m:
+        if self._m and not self._ctx.closed:
             lib.tkc_onnx_free(self._m)
             self._m = None
 

@@ -123,6 +123,35 @@ static tkc_status check_nodes(tkc_onnx_model *m) {
   return TKC_OK;
 }
 
+/* The weights of the main graph's Conv nodes (groups of 1, 4-d, output channels a multiple of 8)
+ * are kept channel-last, (I, KH, KW, O) in memory, and seen through a permute as OIHW: the layout
+ * tkc_conv2d's kernels read, which it would otherwise copy them to on every run. The same values:
+ * any other reader of the initializer reads the view. */
+static tkc_status conv_weights_channel_last(tkc_onnx_model *m) {
+  const Onnx__GraphProto *g = m->proto->graph;
+  for (size_t i = 0; i < g->n_node; i++) {
+    const Onnx__NodeProto *nd = g->node[i];
+    if (strcmp(nd->op_type, "Conv") || nd->n_input < 2 || !nd->input[1]) continue;
+    int64_t group = 1;
+    for (size_t k = 0; k < nd->n_attribute; k++)
+      if (!strcmp(nd->attribute[k]->name, "group")) group = nd->attribute[k]->i;
+    onnx_init *in = NULL;
+    for (int k = 0; k < m->ninit && !in; k++)
+      if (!strcmp(m->inits[k].name, nd->input[1])) in = &m->inits[k];
+    tkc_dtype dt = in ? tkc_dtype_of(in->t) : TKC_VOID;
+    int real = dt == TKC_FLOAT32 || dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT64;
+    if (group != 1 || !real || tkc_ndim(in->t) != 4 || tkc_dim(in->t, 0) % 8) continue;
+    tkc_tensor *p = tkc_permute(in->t, (const int[]){1, 2, 3, 0}), *c = p ? tkc_contiguous(p) : NULL;
+    tkc_tensor *v = c && !tkc_realize(c) ? tkc_permute(c, (const int[]){3, 0, 1, 2}) : NULL;
+    tkc_tensor_free(p);
+    tkc_tensor_free(c);
+    if (!v) return tkc_last_status();
+    tkc_tensor_free(in->t);
+    in->t = v;
+  }
+  return TKC_OK;
+}
+
 static tkc_onnx_model *load_proto(tkc_ctx *ctx, const uint8_t *data, size_t n, const char *base_dir) {
   if (!ctx) return tkc_err(TKC_EINVAL, "tkc_onnx_load: NULL ctx"), NULL;
   if (n == 0) return tkc_err(TKC_EINVAL, "ONNX: empty model (0 bytes)"), NULL;
@@ -181,6 +210,7 @@ static tkc_onnx_model *load_proto(tkc_ctx *ctx, const uint8_t *data, size_t n, c
     }
     m->ninit++;
   }
+  if ((s = conv_weights_channel_last(m)) != TKC_OK) goto fail;
   /* graph inputs without the initializers, and the outputs */
   dim_names dn = {0};
   m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
