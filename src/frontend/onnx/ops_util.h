@@ -1,4 +1,4 @@
-/* ops_util.h — helpers the op builders share (ops.c, ops_nn.c). */
+/* ops_util.h — helpers the op builders share (ops_util.c) and the builders the op table (ops.c) names. */
 #ifndef TKC_ONNX_OPS_UTIL_H
 #define TKC_ONNX_OPS_UTIL_H
 #include "onnx_internal.h"
@@ -25,6 +25,15 @@ tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **
 /* the output's host ints (takes ownership of vals) */
 void onnx_set_host(onnx_node *n, int k, int64_t *vals);
 static inline int onnx_is_float(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
+static inline int onnx_is_int(tkc_dtype dt) { return dt != TKC_BOOL && !onnx_is_float(dt); }
+static inline void onnx_shape_of(tkc_tensor *t, int *ndim, int64_t *shape) {
+  *ndim = tkc_ndim(t);
+  for (int d = 0; d < *ndim; d++) shape[d] = tkc_dim(t, d);
+}
+/* a malloc'ed copy of count ints */
+int64_t *onnx_dup_ints(const int64_t *v, int64_t count);
+/* output k: a realized tensor of the given int values (dtype dt), with them as its host values (takes vals) */
+tkc_status onnx_set_host_tensor(onnx_node *n, int k, tkc_dtype dt, int ndim, const int64_t *shape, int64_t *vals);
 /* ops_nn.c builders */
 tkc_status onnx_build_conv(onnx_node *n);
 tkc_status onnx_build_conv_transpose(onnx_node *n);
@@ -66,4 +75,130 @@ tkc_status onnx_build_einsum(onnx_node *n);    /* einsum.c */
 tkc_status onnx_build_gather_nd(onnx_node *n); /* einsum.c */
 tkc_status onnx_build_scatter_nd(onnx_node *n); /* einsum.c */
 tkc_status onnx_build_softmax_ce_loss(onnx_node *n);
+/* the builders of ops_*.c, by file */
+/* ops_elementwise.c */
+tkc_status onnx_binary_add(onnx_node *n);
+tkc_status onnx_binary_sub(onnx_node *n);
+tkc_status onnx_binary_mul(onnx_node *n);
+tkc_status onnx_binary_div(onnx_node *n);
+tkc_status onnx_binary_pow(onnx_node *n);
+tkc_status onnx_binary_mod(onnx_node *n);
+tkc_status onnx_binary_eq(onnx_node *n);
+tkc_status onnx_binary_lt(onnx_node *n);
+tkc_status onnx_binary_le(onnx_node *n);
+tkc_status onnx_binary_gt(onnx_node *n);
+tkc_status onnx_binary_ge(onnx_node *n);
+tkc_status onnx_binary_and(onnx_node *n);
+tkc_status onnx_binary_or(onnx_node *n);
+tkc_status onnx_binary_xor(onnx_node *n);
+tkc_status onnx_binary_bitshift(onnx_node *n);
+tkc_status onnx_binary_prelu(onnx_node *n);
+tkc_status onnx_variadic_max(onnx_node *n);
+tkc_status onnx_variadic_min(onnx_node *n);
+tkc_status onnx_variadic_sum(onnx_node *n);
+tkc_status onnx_variadic_mean(onnx_node *n);
+tkc_status onnx_unary_asinh(onnx_node *n);
+tkc_status onnx_unary_acosh(onnx_node *n);
+tkc_status onnx_unary_atanh(onnx_node *n);
+tkc_status onnx_unary_not(onnx_node *n);
+tkc_status onnx_unary_bitnot(onnx_node *n);
+tkc_status onnx_unary_identity(onnx_node *n);
+tkc_status onnx_unary_dropout(onnx_node *n);
+tkc_status onnx_unary_isinf(onnx_node *n);
+tkc_status onnx_unary_leaky_relu(onnx_node *n);
+tkc_status onnx_unary_elu(onnx_node *n);
+tkc_status onnx_unary_celu(onnx_node *n);
+tkc_status onnx_unary_selu(onnx_node *n);
+tkc_status onnx_unary_thresholded_relu(onnx_node *n);
+tkc_status onnx_unary_hardsigmoid(onnx_node *n);
+tkc_status onnx_unary_softplus(onnx_node *n);
+tkc_status onnx_unary_softsign(onnx_node *n);
+tkc_status onnx_unary_gelu(onnx_node *n);
+tkc_status onnx_unary_shrink(onnx_node *n);
+tkc_status onnx_binary_where(onnx_node *n);
+tkc_status onnx_unary_clip(onnx_node *n);
+tkc_status onnx_unary_swish(onnx_node *n);
+tkc_status onnx_unary_neg(onnx_node *n);
+tkc_status onnx_unary_abs(onnx_node *n);
+tkc_status onnx_unary_sqrt(onnx_node *n);
+tkc_status onnx_unary_exp(onnx_node *n);
+tkc_status onnx_unary_log(onnx_node *n);
+tkc_status onnx_unary_recip(onnx_node *n);
+tkc_status onnx_unary_relu(onnx_node *n);
+tkc_status onnx_unary_sigmoid(onnx_node *n);
+tkc_status onnx_unary_tanh(onnx_node *n);
+tkc_status onnx_unary_erf(onnx_node *n);
+tkc_status onnx_unary_floor(onnx_node *n);
+tkc_status onnx_unary_ceil(onnx_node *n);
+tkc_status onnx_unary_round(onnx_node *n);
+tkc_status onnx_unary_sign(onnx_node *n);
+tkc_status onnx_unary_sin(onnx_node *n);
+tkc_status onnx_unary_cos(onnx_node *n);
+tkc_status onnx_unary_tan(onnx_node *n);
+tkc_status onnx_unary_asin(onnx_node *n);
+tkc_status onnx_unary_acos(onnx_node *n);
+tkc_status onnx_unary_atan(onnx_node *n);
+tkc_status onnx_unary_sinh(onnx_node *n);
+tkc_status onnx_unary_cosh(onnx_node *n);
+tkc_status onnx_unary_isnan(onnx_node *n);
+tkc_status onnx_unary_hardswish(onnx_node *n);
+tkc_status onnx_unary_mish(onnx_node *n);
+/* ops_tensor.c */
+tkc_status onnx_tensor_cast(onnx_node *n);
+tkc_status onnx_tensor_cast_like(onnx_node *n);
+tkc_status onnx_tensor_constant(onnx_node *n);
+tkc_status onnx_tensor_constant_of_shape(onnx_node *n);
+tkc_status onnx_tensor_shape(onnx_node *n);
+tkc_status onnx_tensor_size(onnx_node *n);
+tkc_status onnx_tensor_range(onnx_node *n);
+tkc_status onnx_tensor_bitcast(onnx_node *n);
+tkc_status onnx_window_hann(onnx_node *n);
+tkc_status onnx_window_hamming(onnx_node *n);
+tkc_status onnx_window_blackman(onnx_node *n);
+/* ops_reduce.c */
+tkc_status onnx_reduce_argmax(onnx_node *n);
+tkc_status onnx_reduce_argmin(onnx_node *n);
+tkc_status onnx_math_softmax(onnx_node *n);
+tkc_status onnx_math_log_softmax(onnx_node *n);
+tkc_status onnx_math_hardmax(onnx_node *n);
+tkc_status onnx_math_matmul(onnx_node *n);
+tkc_status onnx_reduce_cumsum(onnx_node *n);
+tkc_status onnx_reduce_cumprod(onnx_node *n);
+tkc_status onnx_reduce_topk(onnx_node *n);
+tkc_status onnx_reduce_sum(onnx_node *n);
+tkc_status onnx_reduce_mean(onnx_node *n);
+tkc_status onnx_reduce_max(onnx_node *n);
+tkc_status onnx_reduce_min(onnx_node *n);
+tkc_status onnx_reduce_prod(onnx_node *n);
+tkc_status onnx_reduce_l1(onnx_node *n);
+tkc_status onnx_reduce_l2(onnx_node *n);
+tkc_status onnx_reduce_logsum(onnx_node *n);
+tkc_status onnx_reduce_logsumexp(onnx_node *n);
+tkc_status onnx_reduce_sumsquare(onnx_node *n);
+/* ops_shape.c */
+tkc_status onnx_shape_reshape(onnx_node *n);
+tkc_status onnx_shape_transpose(onnx_node *n);
+tkc_status onnx_shape_flatten(onnx_node *n);
+tkc_status onnx_shape_squeeze(onnx_node *n);
+tkc_status onnx_shape_unsqueeze(onnx_node *n);
+tkc_status onnx_shape_concat(onnx_node *n);
+tkc_status onnx_shape_split(onnx_node *n);
+tkc_status onnx_shape_slice(onnx_node *n);
+tkc_status onnx_shape_expand(onnx_node *n);
+tkc_status onnx_shape_tile(onnx_node *n);
+tkc_status onnx_shape_pad(onnx_node *n);
+tkc_status onnx_shape_trilu(onnx_node *n);
+tkc_status onnx_shape_center_crop_pad(onnx_node *n);
+tkc_status onnx_shape_depth_to_space(onnx_node *n);
+tkc_status onnx_shape_space_to_depth(onnx_node *n);
+/* ops_index.c */
+tkc_status onnx_index_gather(onnx_node *n);
+tkc_status onnx_index_gather_elements(onnx_node *n);
+tkc_status onnx_index_scatter_elements(onnx_node *n);
+tkc_status onnx_index_one_hot(onnx_node *n);
+tkc_status onnx_index_compress(onnx_node *n);
+tkc_status onnx_index_nonzero(onnx_node *n);
+/* ops_quant.c */
+tkc_status onnx_quant_quantize(onnx_node *n);
+tkc_status onnx_quant_dynamic_quantize(onnx_node *n);
 #endif
