@@ -23,7 +23,7 @@ static const onnx_op OPS[] = {
   {"Not", onnx_unary_not}, {"OneHot", onnx_index_one_hot}, {"Or", onnx_binary_or}, {"PRelu", onnx_binary_prelu}, {"Pad", onnx_shape_pad}, {"Pow", onnx_binary_pow}, {"Range", onnx_tensor_range},
   {"Reciprocal", onnx_unary_recip}, {"ReduceL1", onnx_reduce_l1}, {"ReduceL2", onnx_reduce_l2}, {"ReduceLogSum", onnx_reduce_logsum}, {"ReduceLogSumExp", onnx_reduce_logsumexp},
   {"ReduceMax", onnx_reduce_max}, {"ReduceMean", onnx_reduce_mean}, {"ReduceMin", onnx_reduce_min}, {"ReduceProd", onnx_reduce_prod}, {"ReduceSum", onnx_reduce_sum},
-  {"ReduceSumSquare", onnx_reduce_sumsquare}, {"Relu", onnx_unary_relu}, {"Reshape", onnx_shape_reshape}, {"Round", onnx_unary_round}, {"ScatterElements", onnx_index_scatter_elements},
+  {"ReduceSumSquare", onnx_reduce_sumsquare}, {"Relu", onnx_unary_relu}, {"Reshape", onnx_shape_reshape}, {"Round", onnx_unary_round}, {"ScatterElements", onnx_build_scatter_elements},
   {"Selu", onnx_unary_selu}, {"Shape", onnx_tensor_shape}, {"Shrink", onnx_unary_shrink}, {"Sigmoid", onnx_unary_sigmoid}, {"Sign", onnx_unary_sign}, {"Sin", onnx_unary_sin}, {"Sinh", onnx_unary_sinh},
   {"Size", onnx_tensor_size}, {"Slice", onnx_shape_slice}, {"Softmax", onnx_math_softmax}, {"Softplus", onnx_unary_softplus}, {"Softsign", onnx_unary_softsign},
   {"SpaceToDepth", onnx_shape_space_to_depth}, {"Split", onnx_shape_split}, {"Sqrt", onnx_unary_sqrt}, {"Squeeze", onnx_shape_squeeze}, {"Sub", onnx_binary_sub}, {"Sum", onnx_variadic_sum},
@@ -37,9 +37,12 @@ static const onnx_op OPS[] = {
   {"ConvInteger", onnx_build_conv_integer}, {"NonMaxSuppression", onnx_build_nms}, {"DFT", onnx_build_dft}, {"ScatterND", onnx_build_scatter_nd}, {"CausalConvWithState", onnx_build_causal_conv},
   {"LinearAttention", onnx_build_linear_attention}, {"If", onnx_build_if}, {"Scan", onnx_build_scan}, {"Loop", onnx_build_loop},
   {"Unique", onnx_build_unique}, {"ReverseSequence", onnx_build_reverse_sequence}, {"AffineGrid", onnx_build_affine_grid},
-  {"GridSample", onnx_build_grid_sample}, {"Compress", onnx_index_compress}, {"NonZero", onnx_index_nonzero}, {"Scatter", onnx_index_scatter_elements},
+  {"GridSample", onnx_build_grid_sample}, {"Compress", onnx_index_compress}, {"NonZero", onnx_index_nonzero}, {"Scatter", onnx_build_scatter_elements},
   {"HannWindow", onnx_window_hann}, {"HammingWindow", onnx_window_hamming}, {"BlackmanWindow", onnx_window_blackman}, {"RotaryEmbedding", onnx_build_rotary}, {"LpPool", onnx_build_lp_pool}, {"GatherND", onnx_build_gather_nd}, {"Upsample", onnx_build_resize},
   {"NegativeLogLikelihoodLoss", onnx_build_nll_loss}, {"SoftmaxCrossEntropyLoss", onnx_build_softmax_ce_loss},
+  {"RNN", onnx_build_rnn}, {"GRU", onnx_build_gru}, {"LSTM", onnx_build_lstm},
+  {"TensorScatter", onnx_build_tensor_scatter},
+  {"MaxUnpool", onnx_build_max_unpool}, {"Col2Im", onnx_build_col2im},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

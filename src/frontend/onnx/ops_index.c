@@ -42,17 +42,6 @@ tkc_status onnx_index_gather_elements(onnx_node *n) {
   if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
   return onnx_set(n, 0, tkc_gather(x, axis, onnx_in(n, 1)));
 }
-tkc_status onnx_index_scatter_elements(onnx_node *n) {
-  tkc_status s = onnx_need(n, 3);
-  if (s) return s;
-  tkc_tensor *x = onnx_in(n, 0);
-  int axis = onnx_axis(onnx_attr_int(n, "axis", 0), tkc_ndim(x));
-  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-  const char *red = onnx_attr_str(n, "reduction", "none");
-  if (!strcmp(red, "none")) return onnx_set(n, 0, tkc_scatter(x, axis, onnx_in(n, 1), onnx_in(n, 2)));
-  if (!strcmp(red, "add")) return onnx_set(n, 0, tkc_scatter_add(x, axis, onnx_in(n, 1), onnx_in(n, 2)));
-  return onnx_node_err(n, TKC_EUNSUPPORTED, "reduction '%s'", red);
-}
 tkc_status onnx_index_one_hot(onnx_node *n) {
   tkc_status s = onnx_need(n, 3);
   if (s) return s;

@@ -191,8 +191,8 @@ static tkc_status pool(onnx_node *n, int is_max) {
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
   if ((s = read_spatial_n(n, x, ks, &sp, 1, 3))) return s;
-  if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
   int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0), cip = (int)onnx_attr_int(n, "count_include_pad", 0);
+  if (n->nout > 1 && is_max) return onnx_max_pool_indices(n, x, sp.nsp, sp.k, sp.stride, sp.pb, sp.pe, sp.dil, ceil_mode);
   tkc_tensor *r;
   if (sp.nsp == 1) {
     int k[2] = {1, sp.k[0]}, st[2] = {1, sp.stride[0]}, pb[2] = {0, sp.pb[0]}, pe[2] = {0, sp.pe[0]}, dl[2] = {1, sp.dil[0]};

@@ -72,9 +72,18 @@ tkc_status onnx_build_affine_grid(onnx_node *n);      /* host_ops.c */
 tkc_status onnx_build_grid_sample(onnx_node *n);      /* grid_sample.c */
 tkc_status onnx_build_resize(onnx_node *n); /* resize.c: Resize and Upsample */
 tkc_status onnx_build_einsum(onnx_node *n);    /* einsum.c */
-tkc_status onnx_build_gather_nd(onnx_node *n); /* einsum.c */
-tkc_status onnx_build_scatter_nd(onnx_node *n); /* einsum.c */
+tkc_status onnx_build_gather_nd(onnx_node *n); /* ops_scatter.c */
+tkc_status onnx_build_scatter_nd(onnx_node *n); /* ops_scatter.c */
+tkc_status onnx_build_scatter_elements(onnx_node *n); /* ops_scatter.c: ScatterElements and Scatter */
+tkc_status onnx_build_tensor_scatter(onnx_node *n); /* ops_scatter.c */
 tkc_status onnx_build_softmax_ce_loss(onnx_node *n);
+tkc_status onnx_build_rnn(onnx_node *n);  /* ops_rnn.c */
+tkc_status onnx_build_gru(onnx_node *n);  /* ops_rnn.c */
+tkc_status onnx_build_lstm(onnx_node *n); /* ops_rnn.c */
+/* ops_windows.c: MaxPool with its Indices output (values and indices; pads at the beginning / end) */
+tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
+tkc_status onnx_build_max_unpool(onnx_node *n); /* ops_windows.c */
+tkc_status onnx_build_col2im(onnx_node *n);     /* ops_windows.c */
 /* the builders of ops_*.c, by file */
 /* ops_elementwise.c */
 tkc_status onnx_binary_add(onnx_node *n);
@@ -194,7 +203,6 @@ tkc_status onnx_shape_space_to_depth(onnx_node *n);
 /* ops_index.c */
 tkc_status onnx_index_gather(onnx_node *n);
 tkc_status onnx_index_gather_elements(onnx_node *n);
-tkc_status onnx_index_scatter_elements(onnx_node *n);
 tkc_status onnx_index_one_hot(onnx_node *n);
 tkc_status onnx_index_compress(onnx_node *n);
 tkc_status onnx_index_nonzero(onnx_node *n);
