@@ -43,6 +43,7 @@ static const onnx_op OPS[] = {
   {"RNN", onnx_build_rnn}, {"GRU", onnx_build_gru}, {"LSTM", onnx_build_lstm},
   {"TensorScatter", onnx_build_tensor_scatter},
   {"MaxUnpool", onnx_build_max_unpool}, {"Col2Im", onnx_build_col2im},
+  {"Det", onnx_build_det}, {"TfIdfVectorizer", onnx_build_tfidf},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

@@ -84,6 +84,8 @@ tkc_status onnx_build_lstm(onnx_node *n); /* ops_rnn.c */
 tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
 tkc_status onnx_build_max_unpool(onnx_node *n); /* ops_windows.c */
 tkc_status onnx_build_col2im(onnx_node *n);     /* ops_windows.c */
+tkc_status onnx_build_det(onnx_node *n);   /* ops_det.c */
+tkc_status onnx_build_tfidf(onnx_node *n); /* ops_tfidf.c */
 /* the builders of ops_*.c, by file */
 /* ops_elementwise.c */
 tkc_status onnx_binary_add(onnx_node *n);
