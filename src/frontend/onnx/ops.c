@@ -44,6 +44,7 @@ static const onnx_op OPS[] = {
   {"TensorScatter", onnx_build_tensor_scatter},
   {"MaxUnpool", onnx_build_max_unpool}, {"Col2Im", onnx_build_col2im},
   {"Det", onnx_build_det}, {"TfIdfVectorizer", onnx_build_tfidf},
+  {"QLinearConv", onnx_build_qlinear_conv},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

@@ -170,7 +170,16 @@ tkc_status onnx_unary_dropout(onnx_node *n) { /* inference: the identity, and an
     int64_t cnt;
     const int64_t *tm = onnx_ints(n, 2, &cnt);
     if (!tm) return tkc_last_status();
-    if (cnt && tm[0]) return onnx_node_err(n, TKC_EUNSUPPORTED, "training_mode (random dropout)");
+    double ratio = 0.5;
+    if (onnx_has(n, 1)) {
+      int64_t rc;
+      double *rv = onnx_doubles(n, 1, &rc);
+      if (!rv) return tkc_last_status();
+      ratio = rc ? rv[0] : 0.5;
+      free(rv);
+    }
+    /* ratio 0 drops nothing: the identity, as in inference; any other ratio draws random numbers */
+    if (cnt && tm[0] && ratio != 0) return onnx_node_err(n, TKC_EUNSUPPORTED, "training_mode (random dropout)");
   }
   tkc_status s = onnx_unary_identity(n);
   if (!s && n->nout > 1) {

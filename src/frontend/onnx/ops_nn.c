@@ -229,8 +229,20 @@ tkc_status onnx_build_global_max_pool(onnx_node *n) { return global_pool(n, 1); 
 tkc_status onnx_build_batch_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 5);
   if (s) return s;
-  if (onnx_attr_int(n, "training_mode", 0) || n->nout > 1) return onnx_node_err(n, TKC_EUNSUPPORTED, "training mode");
-  return onnx_set(n, 0, tkc_batch_norm(onnx_in(n, 0), onnx_in(n, 3), onnx_in(n, 4), onnx_in(n, 1), onnx_in(n, 2), onnx_attr_float(n, "epsilon", 1e-5)));
+  tkc_tensor *x = onnx_in(n, 0), *mean = onnx_in(n, 3), *var = onnx_in(n, 4);
+  double eps = onnx_attr_float(n, "epsilon", 1e-5);
+  if (!onnx_attr_int(n, "training_mode", 0) && n->nout == 1) return onnx_set(n, 0, tkc_batch_norm(x, mean, var, onnx_in(n, 1), onnx_in(n, 2), eps));
+  /* training mode: normalized with the batch's mean and (biased) variance over all axes but 1; outputs 1
+   * and 2 the running statistics, input * momentum + batch * (1 - momentum) */
+  int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS], na = 0;
+  for (int d = 0; d < nd; d++)
+    if (d != 1) axes[na++] = d;
+  tkc_tensor *bm = tkc_mean(x, na, axes, 0), *bv = tkc_var(x, na, axes, 0, 0);
+  if ((s = onnx_set(n, 0, tkc_batch_norm(x, bm, bv, onnx_in(n, 1), onnx_in(n, 2), eps)))) return s;
+  tkc_dtype dt = tkc_dtype_of(mean);
+  tkc_tensor *mom = tkc_scalar(n->m->ctx, dt, onnx_attr_float(n, "momentum", 0.9)), *rest = tkc_scalar(n->m->ctx, dt, 1 - onnx_attr_float(n, "momentum", 0.9));
+  if (n->nout > 1 && (s = onnx_set(n, 1, tkc_add(tkc_mul(mean, mom), tkc_mul(tkc_cast(bm, dt), rest))))) return s;
+  return n->nout > 2 ? onnx_set(n, 2, tkc_add(tkc_mul(var, mom), tkc_mul(tkc_cast(bv, dt), rest))) : TKC_OK;
 }
 
 tkc_status onnx_build_layer_norm(onnx_node *n) {
@@ -659,6 +671,34 @@ tkc_status onnx_build_conv_integer(onnx_node *n) {
   sub.in = ins;
   if ((s = onnx_build_conv(&sub))) return s;
   return onnx_set(n, 0, tkc_cast(n->out[0].t, TKC_INT32));
+}
+
+/* QLinearConv: ConvInteger of the zero-point-shifted operands, + the int32 bias, times x_scale *
+ * w_scale / y_scale (w_scale per output channel when 1-D) in float64 as the reference's promotion,
+ * + y_zero_point, saturated and rounded to y_zero_point's dtype (x's without one). */
+tkc_status onnx_build_qlinear_conv(onnx_node *n) {
+  tkc_status s = onnx_need(n, 7);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *ws = onnx_in(n, 4), *yzp = onnx_in(n, 7), *bias = onnx_in(n, 8);
+  onnx_value *ins[4] = {n->in[0], n->in[3], n->in[2], n->in[5]};
+  onnx_node sub = *n;
+  sub.nin = 4;
+  sub.in = ins;
+  if ((s = onnx_build_conv_integer(&sub))) return s;
+  tkc_tensor *acc = n->out[0].t;
+  int nd = tkc_ndim(acc);
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) sh[d] = d == 1 ? tkc_dim(acc, 1) : 1;
+  if (bias) acc = tkc_add(acc, tkc_reshape(tkc_cast(bias, TKC_INT32), nd, sh));
+  if (tkc_ndim(ws) == 1 && tkc_dim(ws, 0) > 1) ws = tkc_reshape(ws, nd, sh);
+  tkc_tensor *mult = tkc_div(tkc_mul(onnx_in(n, 1), ws), onnx_in(n, 6));
+  tkc_tensor *d = tkc_mul(tkc_cast(acc, TKC_FLOAT64), tkc_cast(mult, TKC_FLOAT64));
+  if (yzp) d = tkc_add(d, tkc_cast(yzp, TKC_FLOAT64));
+  tkc_dtype out = yzp ? tkc_dtype_of(yzp) : tkc_dtype_of(x);
+  if (out != TKC_INT8 && out != TKC_UINT8) return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
+  double lo = out == TKC_INT8 ? -128 : 0, hi = out == TKC_INT8 ? 127 : 255;
+  n->out[0].t = NULL;
+  return onnx_set(n, 0, tkc_cast(tkc_round(tkc_clamp(d, lo, hi)), out));
 }
 
 /* CausalConvWithState (opset 27): a depthwise 1-D conv over [past_state (zeros) | x] without padding,

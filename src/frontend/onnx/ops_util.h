@@ -59,6 +59,7 @@ tkc_status onnx_build_lp_pool(onnx_node *n);
 tkc_status onnx_build_matmul_integer(onnx_node *n);
 tkc_status onnx_build_qlinear_matmul(onnx_node *n);
 tkc_status onnx_build_conv_integer(onnx_node *n);
+tkc_status onnx_build_qlinear_conv(onnx_node *n);
 tkc_status onnx_build_nms(onnx_node *n); /* nms.c */
 tkc_status onnx_build_dft(onnx_node *n); /* dft.c */
 tkc_status onnx_build_causal_conv(onnx_node *n);
