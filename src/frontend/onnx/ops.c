@@ -45,6 +45,7 @@ static const onnx_op OPS[] = {
   {"MaxUnpool", onnx_build_max_unpool}, {"Col2Im", onnx_build_col2im},
   {"Det", onnx_build_det}, {"TfIdfVectorizer", onnx_build_tfidf},
   {"QLinearConv", onnx_build_qlinear_conv},
+  {"STFT", onnx_build_stft}, {"MelWeightMatrix", onnx_build_mel_weights}, {"RoiAlign", onnx_build_roi_align},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

@@ -62,6 +62,8 @@ tkc_status onnx_build_conv_integer(onnx_node *n);
 tkc_status onnx_build_qlinear_conv(onnx_node *n);
 tkc_status onnx_build_nms(onnx_node *n); /* nms.c */
 tkc_status onnx_build_dft(onnx_node *n); /* dft.c */
+/* dft.c: the (rows x cols) matrix m[t][k] = sign * (sin or cos)(2 pi k t / n) * w_k (w NULL: 1), in dt */
+tkc_tensor *onnx_trig_matrix(tkc_ctx *c, tkc_dtype dt, int64_t rows, int64_t cols, int64_t n, int use_sin, double sign, const double *w);
 tkc_status onnx_build_causal_conv(onnx_node *n);
 tkc_status onnx_build_linear_attention(onnx_node *n);
 tkc_status onnx_build_if(onnx_node *n);   /* control.c */
@@ -87,6 +89,9 @@ tkc_status onnx_build_max_unpool(onnx_node *n); /* ops_windows.c */
 tkc_status onnx_build_col2im(onnx_node *n);     /* ops_windows.c */
 tkc_status onnx_build_det(onnx_node *n);   /* ops_det.c */
 tkc_status onnx_build_tfidf(onnx_node *n); /* ops_tfidf.c */
+tkc_status onnx_build_stft(onnx_node *n);        /* ops_signal.c */
+tkc_status onnx_build_mel_weights(onnx_node *n); /* ops_signal.c */
+tkc_status onnx_build_roi_align(onnx_node *n);   /* ops_roi_align.c */
 /* the builders of ops_*.c, by file */
 /* ops_elementwise.c */
 tkc_status onnx_binary_add(onnx_node *n);
