@@ -46,6 +46,7 @@ static const onnx_op OPS[] = {
   {"Det", onnx_build_det}, {"TfIdfVectorizer", onnx_build_tfidf},
   {"QLinearConv", onnx_build_qlinear_conv},
   {"STFT", onnx_build_stft}, {"MelWeightMatrix", onnx_build_mel_weights}, {"RoiAlign", onnx_build_roi_align},
+  {"DeformConv", onnx_build_deform_conv},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

@@ -92,6 +92,7 @@ tkc_status onnx_build_tfidf(onnx_node *n); /* ops_tfidf.c */
 tkc_status onnx_build_stft(onnx_node *n);        /* ops_signal.c */
 tkc_status onnx_build_mel_weights(onnx_node *n); /* ops_signal.c */
 tkc_status onnx_build_roi_align(onnx_node *n);   /* ops_roi_align.c */
+tkc_status onnx_build_deform_conv(onnx_node *n); /* ops_deform_conv.c */
 /* the builders of ops_*.c, by file */
 /* ops_elementwise.c */
 tkc_status onnx_binary_add(onnx_node *n);
