@@ -245,23 +245,35 @@ tkc_status onnx_build_batch_norm(onnx_node *n) {
   return n->nout > 2 ? onnx_set(n, 2, tkc_add(tkc_mul(var, mom), tkc_mul(tkc_cast(bv, dt), rest))) : TKC_OK;
 }
 
-tkc_status onnx_build_layer_norm(onnx_node *n) {
-  tkc_status s = onnx_need(n, 2);
-  if (s) return s;
-  tkc_tensor *x = onnx_in(n, 0);
+/* the axes from the "axis" attribute (default -1) to the last */
+static tkc_status trailing_axes(onnx_node *n, tkc_tensor *x, int *axes, int *naxes) {
   int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
   if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-  double eps = onnx_attr_float(n, "epsilon", 1e-5);
-  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
-  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
-  tkc_ctx *c = n->m->ctx;
-  tkc_dtype dt = tkc_dtype_of(x);
-  /* computed here (not tkc_layer_norm) for the Mean and InvStdDev outputs and broadcast scales */
+  *naxes = nd - axis;
+  for (int i = 0; i < *naxes; i++) axes[i] = axis + i;
+  return TKC_OK;
+}
+
+/* (x - mean) / sqrt(var + epsilon) over axes (the statistics kept as size-1 axes; *mean and *inv,
+ * 1 / sqrt(var + epsilon), given back when asked for) */
+static tkc_tensor *normalized(onnx_node *n, tkc_tensor *x, int naxes, const int *axes, tkc_tensor **mean_out, tkc_tensor **inv_out) {
   tkc_tensor *mean = tkc_mean(x, naxes, axes, 1);
   tkc_tensor *d = tkc_sub(x, mean);
   tkc_tensor *var = tkc_mean(tkc_mul(d, d), naxes, axes, 1);
-  tkc_tensor *inv = tkc_rsqrt(tkc_add(var, tkc_scalar(c, dt, eps)));
-  tkc_tensor *y = tkc_mul(tkc_mul(d, inv), onnx_in(n, 1));
+  tkc_tensor *inv = tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5))));
+  if (mean_out) *mean_out = mean;
+  if (inv_out) *inv_out = inv;
+  return tkc_mul(d, inv);
+}
+
+tkc_status onnx_build_layer_norm(onnx_node *n) {
+  tkc_status s = onnx_need(n, 2);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *mean, *inv;
+  int naxes, axes[ONNX_MAX_DIMS];
+  if ((s = trailing_axes(n, x, axes, &naxes))) return s;
+  /* computed here (not tkc_layer_norm) for the Mean and InvStdDev outputs and broadcast scales */
+  tkc_tensor *y = tkc_mul(normalized(n, x, naxes, axes, &mean, &inv), onnx_in(n, 1));
   if (onnx_has(n, 2)) y = tkc_add(y, onnx_in(n, 2));
   if ((s = onnx_set(n, 0, y))) return s;
   if (n->nout > 1 && *n->proto->output[1] && (s = onnx_set(n, 1, mean))) return s;
@@ -276,11 +288,7 @@ tkc_status onnx_build_instance_norm(onnx_node *n) {
   int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS];
   if (nd < 3) return onnx_node_err(n, TKC_EINVAL, "needs N, C and spatial dims");
   for (int d = 2; d < nd; d++) axes[d - 2] = d;
-  tkc_dtype dt = tkc_dtype_of(x);
-  tkc_tensor *mean = tkc_mean(x, nd - 2, axes, 1);
-  tkc_tensor *d = tkc_sub(x, mean);
-  tkc_tensor *var = tkc_mean(tkc_mul(d, d), nd - 2, axes, 1);
-  tkc_tensor *y = tkc_mul(d, tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, dt, onnx_attr_float(n, "epsilon", 1e-5)))));
+  tkc_tensor *y = normalized(n, x, nd - 2, axes, NULL, NULL);
   int64_t sh[ONNX_MAX_DIMS];
   for (int i = 0; i < nd; i++) sh[i] = i == 1 ? tkc_dim(x, 1) : 1;
   y = tkc_add(tkc_mul(y, tkc_reshape(onnx_in(n, 1), nd, sh)), tkc_reshape(onnx_in(n, 2), nd, sh));
@@ -291,10 +299,8 @@ tkc_status onnx_build_rms_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0);
-  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
-  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
-  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
+  int naxes, axes[ONNX_MAX_DIMS];
+  if ((s = trailing_axes(n, x, axes, &naxes))) return s;
   tkc_tensor *ms = tkc_mean(tkc_mul(x, x), naxes, axes, 1);
   tkc_tensor *y = tkc_mul(x, tkc_rsqrt(tkc_add(ms, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5)))));
   return onnx_set(n, 0, tkc_mul(y, onnx_in(n, 1)));
