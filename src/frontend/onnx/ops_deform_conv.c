@@ -7,15 +7,6 @@
 #include <stdlib.h>
 #include "ops_util.h"
 
-/* the last axis' entries [a, b) */
-static tkc_tensor *last_range(tkc_tensor *x, int64_t a, int64_t b) {
-  int nd = tkc_ndim(x);
-  int64_t rng[2 * ONNX_MAX_DIMS];
-  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
-  rng[2 * (nd - 1)] = a, rng[2 * (nd - 1) + 1] = b;
-  return tkc_shrink(x, rng);
-}
-
 tkc_status onnx_build_deform_conv(onnx_node *n) {
   tkc_status s = onnx_need(n, 3);
   if (s) return s;
@@ -69,7 +60,7 @@ tkc_status onnx_build_deform_conv(onnx_node *n) {
   for (int64_t g = 0; g < og; g++) {
     int64_t r3[6] = {0, N, g, g + 1, 0, per_g / N};
     tkc_tensor *ig = tkc_reshape(tkc_shrink(idx2, r3), 1, &per_g), *wg = tkc_reshape(tkc_shrink(w2, r3), 6, (int64_t[]){N, K, oh, ow, 4, 1});
-    tkc_tensor *v = tkc_index_select(last_range(rows, g * cg, (g + 1) * cg), 0, ig);
+    tkc_tensor *v = tkc_index_select(onnx_slice_axis(rows, 1, g * cg, (g + 1) * cg), 0, ig);
     v = tkc_mul(tkc_reshape(v, 6, (int64_t[]){N, K, oh, ow, 4, cg}), wg);
     parts[g] = tkc_sum(v, 1, (int[]){4}, 0); /* (N, K, oh, ow, cg) */
   }
@@ -77,7 +68,7 @@ tkc_status onnx_build_deform_conv(onnx_node *n) {
   cols = tkc_permute(cols, (int[]){0, 2, 3, 1, 4}); /* (N, oh, ow, K, C) */
   int64_t icg = C / group, ocg = OC / group;
   for (int64_t gg = 0; gg < group; gg++) {
-    tkc_tensor *cg_cols = tkc_reshape(last_range(cols, gg * icg, (gg + 1) * icg), 3, (int64_t[]){N, oh * ow, K * icg});
+    tkc_tensor *cg_cols = tkc_reshape(onnx_slice_axis(cols, 4, gg * icg, (gg + 1) * icg), 3, (int64_t[]){N, oh * ow, K * icg});
     int64_t wr[8] = {gg * ocg, (gg + 1) * ocg, 0, icg, 0, kh, 0, kw};
     tkc_tensor *wg = tkc_reshape(tkc_permute(tkc_shrink(w, wr), (int[]){0, 2, 3, 1}), 2, (int64_t[]){ocg, K * icg});
     parts[gg] = tkc_matmul(cg_cols, tkc_transpose(wg, 0, 1)); /* (N, oh*ow, ocg) */

@@ -72,21 +72,13 @@ static tkc_status read_acts(onnx_node *n, int ndir, int nper, const char *const 
   return TKC_OK;
 }
 
-/* rows [a, b) of the last axis */
-static tkc_tensor *cols(tkc_tensor *x, int64_t a, int64_t b) {
-  int nd = tkc_ndim(x);
-  int64_t rng[2 * ONNX_MAX_DIMS];
-  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
-  rng[2 * (nd - 1)] = a, rng[2 * (nd - 1) + 1] = b;
-  return tkc_shrink(x, rng);
-}
+/* entries [a, b) of the last axis */
+static tkc_tensor *cols(tkc_tensor *x, int64_t a, int64_t b) { return onnx_slice_axis(x, tkc_ndim(x) - 1, a, b); }
 /* x[i] along axis 0, that axis dropped */
 static tkc_tensor *row(tkc_tensor *x, int64_t i) {
-  int nd = tkc_ndim(x);
-  int64_t rng[2 * ONNX_MAX_DIMS], sh[ONNX_MAX_DIMS];
-  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d), sh[d] = tkc_dim(x, d);
-  rng[0] = i, rng[1] = i + 1;
-  return tkc_reshape(tkc_shrink(x, rng), nd - 1, sh + 1);
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int d = 1; d < tkc_ndim(x); d++) sh[d - 1] = tkc_dim(x, d);
+  return tkc_reshape(onnx_slice_axis(x, 0, i, i + 1), tkc_ndim(x) - 1, sh);
 }
 
 static tkc_tensor *clipped(tkc_ctx *c, tkc_tensor *x, double clip) {

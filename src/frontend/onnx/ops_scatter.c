@@ -72,10 +72,7 @@ static tkc_tensor *linear_index(tkc_ctx *c, tkc_tensor *x, tkc_tensor *idx, int 
   *rows = lin_n;
   tkc_tensor *lin = NULL;
   for (int64_t j = 0; j < k; j++) {
-    int64_t rng[2 * ONNX_MAX_DIMS];
-    for (int d = 0; d < ind; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(idx, d);
-    rng[2 * (ind - 1)] = j, rng[2 * (ind - 1) + 1] = j + 1;
-    tkc_tensor *ij = wrap_index(c, tkc_shrink(idx, rng), tkc_dim(x, (int)(base + j)));
+    tkc_tensor *ij = wrap_index(c, onnx_slice_axis(idx, ind - 1, j, j + 1), tkc_dim(x, (int)(base + j)));
     ij = tkc_mul(ij, tkc_scalar(c, TKC_INT64, (double)stride[j]));
     lin = lin ? tkc_add(lin, ij) : ij;
   }

@@ -7,14 +7,6 @@
 #include <string.h>
 #include "ops_util.h"
 
-/* the last axis' positions [a, a + len) */
-static tkc_tensor *window(tkc_tensor *x, int64_t a, int64_t len) {
-  int nd = tkc_ndim(x);
-  int64_t rng[4] = {0, tkc_dim(x, 0), 0, 0};
-  rng[2 * (nd - 1)] = a, rng[2 * (nd - 1) + 1] = a + len;
-  return tkc_shrink(x, rng);
-}
-
 tkc_status onnx_build_tfidf(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
   if (s) return s;
@@ -53,7 +45,7 @@ tkc_status onnx_build_tfidf(onnx_node *n) {
           if (len < 1) break;
           tkc_tensor *m = NULL;
           for (int64_t j = 0; j < k; j++) {
-            tkc_tensor *e = tkc_eq(window(x, j * d, len), tkc_scalar(c, TKC_INT64, (double)pool->ints[g + j]));
+            tkc_tensor *e = tkc_eq(onnx_slice_axis(x, nd - 1, j * d, j * d + len), tkc_scalar(c, TKC_INT64, (double)pool->ints[g + j]));
             m = m ? tkc_and(m, e) : e;
           }
           tkc_tensor *cnt = tkc_sum(tkc_cast(m, TKC_FLOAT32), 1, (int[]){nd - 1}, 0);

@@ -84,3 +84,13 @@ tkc_status onnx_set_host_tensor(onnx_node *n, int k, tkc_dtype dt, int ndim, con
   else free(vals);
   return s;
 }
+
+tkc_tensor *onnx_slice_axis(tkc_tensor *x, int axis, int64_t a, int64_t b) {
+  int nd = tkc_ndim(x);
+  int64_t rng[2 * ONNX_MAX_DIMS];
+  if (!x) return NULL; /* the error of what made x stands */
+  if (nd < 1 || nd > ONNX_MAX_DIMS || axis < 0 || axis >= nd) return tkc_err(TKC_EINVAL, "ONNX: axis %d of a %d-D tensor", axis, nd), NULL;
+  for (int d = 0; d < nd; d++) rng[2 * d] = 0, rng[2 * d + 1] = tkc_dim(x, d);
+  rng[2 * axis] = a, rng[2 * axis + 1] = b;
+  return tkc_shrink(x, rng);
+}

@@ -30,6 +30,8 @@ static inline void onnx_shape_of(tkc_tensor *t, int *ndim, int64_t *shape) {
   *ndim = tkc_ndim(t);
   for (int d = 0; d < *ndim; d++) shape[d] = tkc_dim(t, d);
 }
+/* x's entries [a, b) along axis (the other axes whole) */
+tkc_tensor *onnx_slice_axis(tkc_tensor *x, int axis, int64_t a, int64_t b);
 /* a malloc'ed copy of count ints */
 int64_t *onnx_dup_ints(const int64_t *v, int64_t count);
 /* output k: a realized tensor of the given int values (dtype dt), with them as its host values (takes vals) */
