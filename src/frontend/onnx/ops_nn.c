@@ -390,7 +390,6 @@ tkc_status onnx_build_dequantize(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *zp = onnx_in(n, 2);
-  if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
   int nd = tkc_ndim(x);
   tkc_dtype dt = tkc_dtype_of(sc);
   if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;

@@ -9,7 +9,6 @@ tkc_status onnx_quant_quantize(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *zp = onnx_in(n, 2);
-  if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
   tkc_dtype out = zp ? tkc_dtype_of(zp) : TKC_UINT8;
   const Onnx__AttributeProto *oa = onnx_attr(n, "output_dtype");
   if (oa && oa->has_i && oa->i && onnx_dtype_from_proto((int32_t)oa->i, &out) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());

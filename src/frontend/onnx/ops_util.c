@@ -21,7 +21,30 @@ tkc_status onnx_need(onnx_node *n, int nin) {
   return TKC_OK;
 }
 
+/* a blocked scale / zero point (x's rank, ceil(dim / block) along axis): each entry repeated block
+ * times along axis, cut to x's dim */
+static tkc_tensor *unblock(tkc_tensor *t, int axis, int64_t block, int64_t dim) {
+  int nd = tkc_ndim(t);
+  int64_t sh[ONNX_MAX_DIMS + 1], big[ONNX_MAX_DIMS + 1], fin[ONNX_MAX_DIMS];
+  for (int d = 0, k = 0; d < nd; d++) {
+    sh[k] = big[k] = fin[d] = tkc_dim(t, d), k++;
+    if (d == axis) sh[k] = 1, big[k] = block, fin[d] = tkc_dim(t, d) * block, k++;
+  }
+  t = tkc_reshape(tkc_expand(tkc_reshape(t, nd + 1, sh), nd + 1, big), nd, fin);
+  return onnx_slice_axis(t, axis, 0, dim);
+}
+
 tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **zero_point) {
+  int64_t block = onnx_attr_int(n, "block_size", 0);
+  if (block > 0) { /* blocked: the scale has x's rank; n->in[0] is x (QuantizeLinear, DequantizeLinear) */
+    int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
+    tkc_tensor *x = onnx_in(n, 0);
+    if (axis < 0 || !x || tkc_ndim(*scale) != nd || block > (1 << 24)) return onnx_node_err(n, TKC_EINVAL, "block_size %lld: axis or scale rank", (long long)block);
+    if ((tkc_dim(x, axis) + block - 1) / block != tkc_dim(*scale, axis)) return onnx_node_err(n, TKC_ESHAPE, "a scale of %lld blocks of %lld for a dim of %lld", (long long)tkc_dim(*scale, axis), (long long)block, (long long)tkc_dim(x, axis));
+    *scale = unblock(*scale, axis, block, tkc_dim(x, axis));
+    if (*zero_point) *zero_point = unblock(*zero_point, axis, block, tkc_dim(x, axis));
+    return TKC_OK;
+  }
   if (tkc_ndim(*scale) != 1 || nd == 0) return TKC_OK;
   int axis = onnx_axis(onnx_attr_int(n, "axis", 1), nd);
   if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");

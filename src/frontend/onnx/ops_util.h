@@ -20,7 +20,7 @@ tkc_status onnx_need(onnx_node *n, int nin);
 /* axis in [-ndim, ndim) -> [0, ndim); -1 when out of range */
 static inline int onnx_axis(int64_t a, int ndim) { return a < -ndim || a >= ndim ? -1 : (int)(a < 0 ? a + ndim : a); }
 /* (De)QuantizeLinear: a 1-D scale (and zero point) of x's "axis" attribute reshaped to broadcast
- * along that axis of an nd-dim x; scalars stay as they are */
+ * along that axis of an nd-dim x, a blocked one (block_size) repeated to x's shape; scalars stay */
 tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **zero_point);
 /* the output's host ints (takes ownership of vals) */
 void onnx_set_host(onnx_node *n, int k, int64_t *vals);
