@@ -608,11 +608,17 @@ tkc_status onnx_build_lp_pool(onnx_node *n) {
   const int64_t *ks = onnx_attr_ints(n, "kernel_shape", &c);
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
-  if ((s = read_spatial(n, x, ks, &sp, 0))) return s;
+  if ((s = read_spatial_n(n, x, ks, &sp, 1, 3))) return s;
   double p = (double)onnx_attr_int(n, "p", 2);
   tkc_ctx *cx = n->m->ctx;
   tkc_dtype dt = tkc_dtype_of(x);
   tkc_tensor *xp = tkc_pow(tkc_abs(x), tkc_scalar(cx, dt, p));
+  int dilated = 0;
+  for (int i = 0; i < sp.nsp; i++) dilated |= sp.dil[i] != 1;
+  if (dilated || sp.nsp == 3) { /* each window's sum of |x|^p, one strided view per kernel offset */
+    tkc_tensor *sum = onnx_window_sum(n, xp, sp.nsp, sp.k, sp.stride, sp.pb, sp.pe, sp.dil, (int)onnx_attr_int(n, "ceil_mode", 0));
+    return sum ? onnx_set(n, 0, tkc_pow(sum, tkc_scalar(cx, dt, 1.0 / p))) : tkc_last_status();
+  }
   int one_d = sp.nsp == 1;
   if (one_d) {
     xp = tkc_unsqueeze(xp, 2);

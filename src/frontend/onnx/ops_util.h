@@ -87,6 +87,8 @@ tkc_status onnx_build_gru(onnx_node *n);  /* ops_rnn.c */
 tkc_status onnx_build_lstm(onnx_node *n); /* ops_rnn.c */
 /* ops_windows.c: MaxPool with its Indices output (values and indices; pads at the beginning / end) */
 tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
+/* ops_windows.c: the sums over each window of x padded with zeros (NULL + error) */
+tkc_tensor *onnx_window_sum(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
 tkc_status onnx_build_max_unpool(onnx_node *n); /* ops_windows.c */
 tkc_status onnx_build_col2im(onnx_node *n);     /* ops_windows.c */
 tkc_status onnx_build_det(onnx_node *n);   /* ops_det.c */

@@ -21,6 +21,30 @@ static tkc_tensor *strided(tkc_ctx *c, tkc_tensor *x, int axis, int64_t start, i
   return tkc_index_select(x, axis, idx);
 }
 
+/* the output size of each spatial axis (ceil_mode as the spec: a last window starting in the end
+ * padding is dropped) and the pads of x (.., beginning, end + what the last window needs); -1 on error */
+static int window_geometry(tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode, int64_t *out,
+                           int64_t *pads) {
+  for (int d = 0; d < 2 * (nsp + 2); d++) pads[d] = 0;
+  for (int i = 0; i < nsp; i++) {
+    int64_t len = tkc_dim(x, 2 + i), span = len + pb[i] + pe[i] - (int64_t)dil[i] * (k[i] - 1) - 1;
+    out[i] = span < 0 ? 0 : ceil_mode ? (span + st[i] - 1) / st[i] + 1 : span / st[i] + 1;
+    if (ceil_mode && out[i] > 0 && (out[i] - 1) * st[i] >= len + pb[i]) out[i]--;
+    if (out[i] < 1) return -1;
+    int64_t need = (out[i] - 1) * st[i] + (int64_t)dil[i] * (k[i] - 1) + 1, extra = need - (len + pb[i] + pe[i]);
+    pads[2 * (2 + i)] = pb[i], pads[2 * (2 + i) + 1] = pe[i] + (extra > 0 ? extra : 0);
+  }
+  return 0;
+}
+
+/* kernel offset kk's (row-major over the kernel) strided view of the padded xp; off gets the offset */
+static tkc_tensor *window_view(tkc_ctx *c, tkc_tensor *xp, int nsp, int64_t kk, const int *k, const int *st, const int *dil, const int64_t *out, int *off) {
+  for (int i = nsp - 1; i >= 0; i--) off[i] = (int)(kk % k[i]), kk /= k[i];
+  tkc_tensor *v = xp;
+  for (int i = 0; i < nsp; i++) v = strided(c, v, 2 + i, (int64_t)off[i] * dil[i], st[i], out[i]);
+  return v;
+}
+
 /* MaxPool's values and Indices: each kernel offset's strided view of x padded with -inf, the first
  * largest kept; an index is the position's flat number in x (row-major, or with storage_order 1 the
  * spatial axes column-major), batch and channel included. */
@@ -28,27 +52,15 @@ tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int
   tkc_ctx *c = n->m->ctx;
   if (nsp < 1 || nsp > MAX_SP) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims", nsp);
   int nd = nsp + 2, col_major = (int)onnx_attr_int(n, "storage_order", 0);
-  int64_t len[MAX_SP], out[MAX_SP], pads[2 * (MAX_SP + 2)] = {0}, sp_total = 1, n_out = 1;
-  for (int i = 0; i < nsp; i++) {
-    len[i] = tkc_dim(x, 2 + i);
-    int64_t span = len[i] + pb[i] + pe[i] - (int64_t)dil[i] * (k[i] - 1) - 1;
-    out[i] = span < 0 ? 0 : ceil_mode ? (span + st[i] - 1) / st[i] + 1 : span / st[i] + 1;
-    if (ceil_mode && out[i] > 0 && (out[i] - 1) * st[i] >= len[i] + pb[i]) out[i]--; /* a last window starting in the end padding is dropped */
-    if (out[i] < 1) return onnx_node_err(n, TKC_EINVAL, "no output along spatial axis %d", i);
-    int64_t need = (out[i] - 1) * st[i] + (int64_t)dil[i] * (k[i] - 1) + 1, extra = need - (len[i] + pb[i] + pe[i]);
-    pads[2 * (2 + i)] = pb[i], pads[2 * (2 + i) + 1] = pe[i] + (extra > 0 ? extra : 0);
-    sp_total *= len[i], n_out *= out[i];
-  }
+  int64_t len[MAX_SP], out[MAX_SP], pads[2 * (MAX_SP + 2)], sp_total = 1, n_out = 1, nk = 1;
+  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis");
+  for (int i = 0; i < nsp; i++) len[i] = tkc_dim(x, 2 + i), sp_total *= len[i], n_out *= out[i], nk *= k[i];
   tkc_tensor *xp = tkc_pad(x, pads, -INFINITY), *best = NULL, *bi = NULL;
   int64_t *flat = malloc(sizeof(int64_t) * (size_t)n_out);
   if (!flat) return onnx_node_err(n, TKC_ENOMEM, "out of memory");
-  int64_t nk = 1;
-  for (int i = 0; i < nsp; i++) nk *= k[i];
   for (int64_t kk = 0; kk < nk; kk++) {
     int off[MAX_SP];
-    for (int i = nsp - 1, r = (int)kk; i >= 0; i--) off[i] = r % k[i], r /= k[i];
-    tkc_tensor *v = xp;
-    for (int i = 0; i < nsp; i++) v = strided(c, v, 2 + i, (int64_t)off[i] * dil[i], st[i], out[i]);
+    tkc_tensor *v = window_view(c, xp, nsp, kk, k, st, dil, out, off);
     for (int64_t o = 0; o < n_out; o++) { /* the input position of output o at this offset (padding gives out-of-range ones, never chosen) */
       int64_t r = o, pos[MAX_SP], f = 0;
       for (int i = nsp - 1; i >= 0; i--) pos[i] = (r % out[i]) * st[i] + (int64_t)off[i] * dil[i] - pb[i], r /= out[i];
@@ -58,9 +70,7 @@ tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int
         for (int i = 0; i < nsp; i++) f = f * len[i] + pos[i];
       flat[o] = f;
     }
-    int64_t osh[MAX_SP];
-    memcpy(osh, out, sizeof(int64_t) * (size_t)nsp);
-    tkc_tensor *iv = tkc_tensor_new(c, TKC_INT64, nsp, osh, flat);
+    tkc_tensor *iv = tkc_tensor_new(c, TKC_INT64, nsp, out, flat);
     if (!best) best = v, bi = iv;
     else {
       tkc_tensor *take = tkc_gt(v, best);
@@ -73,6 +83,21 @@ tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int
   tkc_tensor *base = tkc_reshape(tkc_arange(c, TKC_INT64, 0, (double)(bc[0] * bc[1] * sp_total), (double)sp_total), nd, bc);
   tkc_status s = onnx_set(n, 0, best);
   return s ? s : onnx_set(n, 1, tkc_add(bi, base));
+}
+
+/* the sum over each (dilated) window of x padded with zeros: LpPool's dilated and 3-D forms */
+tkc_tensor *onnx_window_sum(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode) {
+  int64_t out[MAX_SP], pads[2 * (MAX_SP + 2)], nk = 1;
+  if (nsp < 1 || nsp > MAX_SP) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims", nsp), NULL;
+  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis"), NULL;
+  for (int i = 0; i < nsp; i++) nk *= k[i];
+  tkc_tensor *xp = tkc_pad(x, pads, 0), *sum = NULL;
+  for (int64_t kk = 0; kk < nk; kk++) {
+    int off[MAX_SP];
+    tkc_tensor *v = window_view(n->m->ctx, xp, nsp, kk, k, st, dil, out, off);
+    sum = sum ? tkc_add(sum, v) : v;
+  }
+  return sum;
 }
 
 /* MaxUnpool: zeros of the inferred shape (each spatial axis (in - 1) * stride - pads + kernel) with
