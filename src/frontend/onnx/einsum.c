@@ -2,7 +2,7 @@
  * Einsum: every operand is permuted into one order of all the equation's letters (missing ones as
  * size-1 axes), the operands multiplied with broadcasting, the letters not in the output summed and
  * the rest permuted into the output's order. "..." stands for the leading axes an operand has beyond
- * its letters. A letter repeated within one operand (a diagonal) is not supported. */
+ * its letters. A letter repeated within one operand takes that operand's diagonal first. */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +26,22 @@ static int expand_term(const char *term, size_t len, int nell, char *out) {
   }
   out[k] = 0;
   return k;
+}
+
+/* the diagonal of axes p < q (same size): one axis at p, q dropped; a (.., n * n) view's positions
+ * 0, n + 1, 2 (n + 1), ... */
+static tkc_tensor *diagonal(tkc_ctx *c, tkc_tensor *x, int p, int q) {
+  int nd = tkc_ndim(x), perm[ONNX_MAX_DIMS], back[ONNX_MAX_DIMS], k = 0;
+  int64_t sh[ONNX_MAX_DIMS], dim = tkc_dim(x, p);
+  for (int d = 0; d < nd; d++)
+    if (d != p && d != q) sh[k] = tkc_dim(x, d), perm[k++] = d;
+  perm[k] = p, perm[k + 1] = q;
+  sh[k] = dim * dim;
+  x = tkc_reshape(tkc_permute(x, perm), k + 1, sh);
+  x = tkc_index_select(x, k, tkc_arange(c, TKC_INT64, 0, (double)(dim * dim), (double)(dim + 1)));
+  /* the diagonal axis (last now) back to p */
+  for (int d = 0, j = 0; d <= k; d++) back[d] = d == p ? k : j++;
+  return tkc_permute(x, back);
 }
 
 static int count_letters(const char *term, size_t len) {
@@ -58,12 +74,20 @@ tkc_status onnx_build_einsum(onnx_node *n) {
   /* all letters in first-appearance order; the output's: given, or the ellipsis then the letters seen once, sorted */
   char all[64] = "";
   int nall = 0, seen[128] = {0};
-  for (int i = 0; i < nops; i++)
-    for (const char *q = terms[i]; *q; q++) {
-      for (const char *r = q + 1; *r; r++)
-        if (*r == *q) return onnx_node_err(n, TKC_EUNSUPPORTED, "a repeated letter in one term (diagonal) in '%s'", eq);
+  tkc_tensor *opnd[MAX_OPERANDS];
+  for (int i = 0; i < nops; i++) {
+    opnd[i] = onnx_in(n, i);
+    for (char *q = terms[i]; *q; q++) {
+      for (char *r = q + 1; *r;)
+        if (*r == *q) { /* a diagonal: the repeated axis taken out */
+          if (tkc_dim(opnd[i], (int)(q - terms[i])) != tkc_dim(opnd[i], (int)(r - terms[i]))) return onnx_node_err(n, TKC_ESHAPE, "a diagonal of unequal axes in '%s'", eq);
+          opnd[i] = diagonal(n->m->ctx, opnd[i], (int)(q - terms[i]), (int)(r - terms[i]));
+          memmove(r, r + 1, strlen(r));
+          seen[(int)*q]++; /* counted as numpy does: an implicit output sums a repeated letter (a trace) */
+        } else r++;
       if (!seen[(int)*q]++) all[nall++] = *q;
     }
+  }
   if (nall > ONNX_MAX_DIMS) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d letters", nall);
   if (arrow) {
     if (expand_term(arrow + 2, strlen(arrow + 2), nell, outt) < 0) return onnx_node_err(n, TKC_EUNSUPPORTED, "equation '%s'", eq);
@@ -79,7 +103,7 @@ tkc_status onnx_build_einsum(onnx_node *n) {
   for (int i = 0; i < 128; i++) size[i] = 1;
   tkc_tensor *prod = NULL;
   for (int i = 0; i < nops; i++) {
-    tkc_tensor *x = onnx_in(n, i);
+    tkc_tensor *x = opnd[i];
     int nd = (int)strlen(terms[i]), perm[ONNX_MAX_DIMS], k = 0;
     int64_t sh[ONNX_MAX_DIMS];
     for (int a = 0; a < nall; a++) {
