@@ -78,6 +78,7 @@ tkc_status onnx_build_einsum(onnx_node *n) {
   for (int i = 0; i < nops; i++) {
     opnd[i] = onnx_in(n, i);
     for (char *q = terms[i]; *q; q++) {
+      if (!seen[(int)*q]++) all[nall++] = *q;
       for (char *r = q + 1; *r;)
         if (*r == *q) { /* a diagonal: the repeated axis taken out */
           if (tkc_dim(opnd[i], (int)(q - terms[i])) != tkc_dim(opnd[i], (int)(r - terms[i]))) return onnx_node_err(n, TKC_ESHAPE, "a diagonal of unequal axes in '%s'", eq);
@@ -85,7 +86,6 @@ tkc_status onnx_build_einsum(onnx_node *n) {
           memmove(r, r + 1, strlen(r));
           seen[(int)*q]++; /* counted as numpy does: an implicit output sums a repeated letter (a trace) */
         } else r++;
-      if (!seen[(int)*q]++) all[nall++] = *q;
     }
   }
   if (nall > ONNX_MAX_DIMS) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d letters", nall);
