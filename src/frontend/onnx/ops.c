@@ -47,6 +47,7 @@ static const onnx_op OPS[] = {
   {"QLinearConv", onnx_build_qlinear_conv},
   {"STFT", onnx_build_stft}, {"MelWeightMatrix", onnx_build_mel_weights}, {"RoiAlign", onnx_build_roi_align},
   {"DeformConv", onnx_build_deform_conv},
+  {"OptionalHasElement", onnx_tensor_optional_has_element}, {"OptionalGetElement", onnx_unary_identity},
 };
 
 const onnx_op *onnx_find_op(const char *op_type) {

@@ -158,3 +158,7 @@ static tkc_status window_op(onnx_node *n, int kind) {
 tkc_status onnx_window_hann(onnx_node *n) { return window_op(n, 0); }
 tkc_status onnx_window_hamming(onnx_node *n) { return window_op(n, 1); }
 tkc_status onnx_window_blackman(onnx_node *n) { return window_op(n, 2); }
+
+/* OptionalHasElement of a tensor (an optional sequence is a type tkc has not; OptionalGetElement of a
+ * tensor is the Identity): absent is an empty input name or no input */
+tkc_status onnx_tensor_optional_has_element(onnx_node *n) { return onnx_set(n, 0, tkc_scalar(n->m->ctx, TKC_BOOL, onnx_has(n, 0) ? 1 : 0)); }

@@ -98,6 +98,7 @@ tkc_status onnx_build_mel_weights(onnx_node *n); /* ops_signal.c */
 tkc_status onnx_build_roi_align(onnx_node *n);   /* ops_roi_align.c */
 tkc_status onnx_build_deform_conv(onnx_node *n); /* ops_deform_conv.c */
 /* the builders of ops_*.c, by file */
+tkc_status onnx_tensor_optional_has_element(onnx_node *n); /* ops_tensor.c */
 /* ops_elementwise.c */
 tkc_status onnx_binary_add(onnx_node *n);
 tkc_status onnx_binary_sub(onnx_node *n);
