@@ -82,6 +82,19 @@ tkc_status onnx_build_conv(onnx_node *n) {
   return onnx_set(n, 0, tkc_conv2d_ex(x, w, b, sp.stride, pad, sp.dil, groups));
 }
 
+/* ConvTranspose's window of each spatial axis of the full output r: [pad_begin, full + output_padding -
+ * pad_end), padding its end (output_padding, negative pads) before the crop; NULL + error */
+static tkc_tensor *transpose_window(onnx_node *n, tkc_tensor *r, int nsp, const int64_t *pb, const int64_t *pe, const int64_t *full, const int64_t *opad) {
+  int64_t pads[2 * ONNX_MAX_DIMS] = {0}, rng[2 * ONNX_MAX_DIMS] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
+  for (int i = 0; i < nsp; i++) {
+    int64_t lo = pb[i], hi = full[i] + opad[i] - pe[i];
+    if (hi <= lo) return onnx_node_err(n, TKC_EINVAL, "an output size of %lld", (long long)(hi - lo)), NULL;
+    pads[4 + 2 * i] = lo < 0 ? -lo : 0, pads[5 + 2 * i] = hi > full[i] ? hi - full[i] : 0;
+    rng[4 + 2 * i] = lo + pads[4 + 2 * i], rng[5 + 2 * i] = hi + pads[4 + 2 * i];
+  }
+  return tkc_shrink(tkc_pad(r, pads, 0), rng);
+}
+
 /* ConvTranspose: the full transposed convolution (no pads), then per spatial axis the window
  * [pad_begin, full + output_padding - pad_end) of it (zeros past its end), then the bias. output_shape
  * and auto_pad SAME_* give the pads as onnx's spec computes them. 1-D runs as 2-D over (.., 1, L). */
@@ -90,7 +103,7 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2);
   int nd = tkc_ndim(x), nsp = nd - 2;
-  if (nsp != 1 && nsp != 2) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 or 2 supported)", nsp);
+  if (nsp < 1 || nsp > 3) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 to 3 supported)", nsp);
   if (tkc_ndim(w) != nd) return onnx_node_err(n, TKC_ESHAPE, "weights of %d dims for a %d-D input", tkc_ndim(w), nd);
   int c, cs, cd, cp, co, cos_;
   const int64_t *st = onnx_attr_ints(n, "strides", &cs), *dl = onnx_attr_ints(n, "dilations", &cd), *pd = onnx_attr_ints(n, "pads", &cp);
@@ -99,8 +112,8 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   if ((cs >= 0 && cs != nsp) || (cd >= 0 && cd != nsp) || (cp >= 0 && cp != 2 * nsp) || (co >= 0 && co != nsp) || (cos_ >= 0 && cos_ != nsp))
     return onnx_node_err(n, TKC_EINVAL, "strides/dilations/pads/output_padding/output_shape do not match %d spatial dims", nsp);
   const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
-  int stride[2] = {1, 1}, dil[2] = {1, 1}, zero2[2] = {0, 0};
-  int64_t pb[2] = {0, 0}, pe[2] = {0, 0}, opad[2] = {0, 0}, full[2], in[2], k[2];
+  int stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, zero2[2] = {0, 0};
+  int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, opad[3] = {0, 0, 0}, full[3], in[3], k[3];
   for (int i = 0; i < nsp; i++) {
     int64_t sv = cs >= 0 ? st[i] : 1, dv = cd >= 0 ? dl[i] : 1;
     if (sv < 1 || sv > (1 << 20) || dv < 1 || dv > (1 << 20)) return onnx_node_err(n, TKC_EINVAL, "strides/dilations");
@@ -119,6 +132,13 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
     } else if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
     if (opad[i] < 0 || pb[i] > (1 << 20) || pe[i] > (1 << 20) || pb[i] < -(1 << 20) || pe[i] < -(1 << 20)) return onnx_node_err(n, TKC_EINVAL, "pads/output_padding");
   }
+  if (nsp == 3) { /* 3-D: tap by tap (ops_windows.c), then the same window of each axis */
+    tkc_tensor *r = onnx_conv_transpose_full(n, x, w, 3, stride, dil, (int)onnx_attr_int(n, "group", 1));
+    if (!r) return tkc_last_status();
+    if (!(r = transpose_window(n, r, 3, pb, pe, full, opad))) return tkc_last_status();
+    if (b) r = tkc_add(r, tkc_reshape(b, 5, (int64_t[]){1, tkc_dim(b, 0), 1, 1, 1}));
+    return onnx_set(n, 0, r);
+  }
   if (nsp == 1) {
     x = tkc_unsqueeze(x, 2), w = tkc_unsqueeze(w, 2);
     stride[1] = stride[0], dil[1] = dil[0], stride[0] = dil[0] = 1;
@@ -126,17 +146,7 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   }
   tkc_tensor *r = tkc_conv_transpose2d(x, w, NULL, stride, zero2, zero2, dil, (int)onnx_attr_int(n, "group", 1));
   if (!r) return onnx_set(n, 0, NULL);
-  /* the window of each axis: pad the end (output_padding, negative pads), then crop */
-  int64_t pads[8] = {0}, rng[8] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
-  for (int i = 0; i < 2; i++) {
-    int64_t lo = pb[i], hi = full[i] + opad[i] - pe[i];
-    pads[4 + 2 * i] = lo < 0 ? -lo : 0;
-    pads[5 + 2 * i] = hi > full[i] ? hi - full[i] : 0;
-    rng[4 + 2 * i] = lo + pads[4 + 2 * i];
-    rng[5 + 2 * i] = hi + pads[4 + 2 * i];
-    if (hi <= lo) return onnx_node_err(n, TKC_EINVAL, "an output size of %lld", (long long)(hi - lo));
-  }
-  r = tkc_shrink(tkc_pad(r, pads, 0), rng);
+  if (!(r = transpose_window(n, r, 2, pb, pe, full, opad))) return tkc_last_status();
   if (b) r = tkc_add(r, tkc_reshape(b, 4, (int64_t[]){1, tkc_dim(b, 0), 1, 1}));
   if (nsp == 1 && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);

@@ -89,6 +89,8 @@ tkc_status onnx_build_lstm(onnx_node *n); /* ops_rnn.c */
 tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
 /* ops_windows.c: the sums over each window of x padded with zeros (NULL + error) */
 tkc_tensor *onnx_window_sum(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode);
+/* ops_windows.c: ConvTranspose without pads (the full output), NULL + error */
+tkc_tensor *onnx_conv_transpose_full(onnx_node *n, tkc_tensor *x, tkc_tensor *w, int nsp, const int *st, const int *dil, int group);
 tkc_status onnx_build_max_unpool(onnx_node *n); /* ops_windows.c */
 tkc_status onnx_build_col2im(onnx_node *n);     /* ops_windows.c */
 tkc_status onnx_build_det(onnx_node *n);   /* ops_det.c */

@@ -197,3 +197,38 @@ tkc_status onnx_build_col2im(onnx_node *n) {
   for (int i = 0; i < nsp; i++) crop[2 * (2 + i)] = pb[i], crop[2 * (2 + i) + 1] = pb[i] + img[i];
   return onnx_set(n, 0, tkc_shrink(sum, crop));
 }
+
+/* ConvTranspose over nsp spatial axes without pads: each kernel offset's channel matmul of x with
+ * that tap of w, spread at the strides from offset * dilation into the full output, summed; groups
+ * one after the other. The caller crops the pads. */
+tkc_tensor *onnx_conv_transpose_full(onnx_node *n, tkc_tensor *x, tkc_tensor *w, int nsp, const int *st, const int *dil, int group) {
+  int nd = nsp + 2, to_last[ONNX_MAX_DIMS], to_second[ONNX_MAX_DIMS];
+  if (nsp < 1 || nsp > MAX_SP || group < 1 || tkc_dim(x, 1) % group || tkc_dim(w, 0) != tkc_dim(x, 1))
+    return onnx_node_err(n, TKC_ESHAPE, "input and weights do not match group %d", group), NULL;
+  int64_t cg = tkc_dim(x, 1) / group, og = tkc_dim(w, 1), nk = 1, full[MAX_SP];
+  int k[MAX_SP];
+  for (int i = 0; i < nsp; i++) {
+    k[i] = (int)tkc_dim(w, 2 + i), nk *= k[i];
+    full[i] = (tkc_dim(x, 2 + i) - 1) * st[i] + (int64_t)(k[i] - 1) * dil[i] + 1;
+  }
+  for (int d = 0; d < nd; d++) { /* (N, C, sp..) <-> (N, sp.., C) */
+    to_last[d] = d == 0 ? 0 : d == nd - 1 ? 1 : d + 1;
+    to_second[d] = d == 0 ? 0 : d == 1 ? nd - 1 : d - 1;
+  }
+  tkc_tensor *groups[64];
+  if (group > 64) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d groups", group), NULL;
+  for (int g = 0; g < group; g++) {
+    tkc_tensor *xg = tkc_permute(onnx_slice_axis(x, 1, g * cg, (g + 1) * cg), to_last), *wg = onnx_slice_axis(w, 0, g * cg, (g + 1) * cg), *sum = NULL;
+    for (int64_t kk = 0; kk < nk; kk++) {
+      int off[MAX_SP];
+      tkc_tensor *tap = wg;
+      for (int i = nsp - 1, r = (int)kk; i >= 0; i--) off[i] = r % k[i], r /= k[i];
+      for (int i = 0; i < nsp; i++) tap = onnx_slice_axis(tap, 2 + i, off[i], off[i] + 1);
+      tkc_tensor *v = tkc_permute(tkc_matmul(xg, tkc_reshape(tap, 2, (int64_t[]){cg, og})), to_second); /* (N, og, in..) */
+      for (int i = 0; i < nsp; i++) v = spread(v, 2 + i, st[i], (int64_t)off[i] * dil[i], full[i]);
+      sum = sum ? tkc_add(sum, v) : v;
+    }
+    groups[g] = sum;
+  }
+  return group > 1 ? tkc_cat(group, groups, 1) : groups[0];
+}
