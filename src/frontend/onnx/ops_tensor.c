@@ -11,14 +11,19 @@ static tkc_status cast_to(onnx_node *n, tkc_dtype to) {
   if (!s && n->in[0]->host && onnx_is_int(to)) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(onnx_in(n, 0))));
   return s;
 }
-tkc_status onnx_tensor_cast(onnx_node *n) {
+/* the dtype of the "to" attribute (Cast, BitCast), with the node's one input checked */
+static tkc_status attr_to(onnx_node *n, tkc_dtype *to) {
   tkc_status s = onnx_need(n, 1);
   if (s) return s;
   const Onnx__AttributeProto *a = onnx_attr(n, "to");
-  tkc_dtype to;
   if (!a || !a->has_i) return onnx_node_err(n, TKC_EINVAL, "no 'to' attribute");
-  if (onnx_dtype_from_proto((int32_t)a->i, &to) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
-  return cast_to(n, to);
+  if (onnx_dtype_from_proto((int32_t)a->i, to) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  return TKC_OK;
+}
+tkc_status onnx_tensor_cast(onnx_node *n) {
+  tkc_dtype to;
+  tkc_status s = attr_to(n, &to);
+  return s ? s : cast_to(n, to);
 }
 tkc_status onnx_tensor_cast_like(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
@@ -126,13 +131,9 @@ tkc_status onnx_tensor_range(onnx_node *n) {
 }
 
 tkc_status onnx_tensor_bitcast(onnx_node *n) {
-  tkc_status s = onnx_need(n, 1);
-  if (s) return s;
-  const Onnx__AttributeProto *a = onnx_attr(n, "to");
   tkc_dtype to;
-  if (!a || !a->has_i) return onnx_node_err(n, TKC_EINVAL, "no 'to' attribute");
-  if (onnx_dtype_from_proto((int32_t)a->i, &to) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
-  return onnx_set(n, 0, tkc_bitcast(onnx_in(n, 0), to));
+  tkc_status s = attr_to(n, &to);
+  return s ? s : onnx_set(n, 0, tkc_bitcast(onnx_in(n, 0), to));
 }
 /* Hann / Hamming / Blackman windows of size N (periodic: period N, else N - 1) */
 static tkc_status window_op(onnx_node *n, int kind) {

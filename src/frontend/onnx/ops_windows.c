@@ -22,9 +22,11 @@ static tkc_tensor *strided(tkc_ctx *c, tkc_tensor *x, int axis, int64_t start, i
 }
 
 /* the output size of each spatial axis (ceil_mode as the spec: a last window starting in the end
- * padding is dropped) and the pads of x (.., beginning, end + what the last window needs); -1 on error */
+ * padding is dropped) and the pads of x (.., beginning, end + what the last window needs); -1 when an
+ * axis has no output or the kernel / output is too large */
 static int window_geometry(tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode, int64_t *out,
                            int64_t *pads) {
+  int64_t taps = 1, cells = 1;
   for (int d = 0; d < 2 * (nsp + 2); d++) pads[d] = 0;
   for (int i = 0; i < nsp; i++) {
     int64_t len = tkc_dim(x, 2 + i), span = len + pb[i] + pe[i] - (int64_t)dil[i] * (k[i] - 1) - 1;
@@ -33,8 +35,9 @@ static int window_geometry(tkc_tensor *x, int nsp, const int *k, const int *st, 
     if (out[i] < 1) return -1;
     int64_t need = (out[i] - 1) * st[i] + (int64_t)dil[i] * (k[i] - 1) + 1, extra = need - (len + pb[i] + pe[i]);
     pads[2 * (2 + i)] = pb[i], pads[2 * (2 + i) + 1] = pe[i] + (extra > 0 ? extra : 0);
+    taps *= k[i], cells *= out[i];
   }
-  return 0;
+  return taps > 4096 || cells > (1 << 24) ? -1 : 0; /* one view per tap: a kernel of thousands is not this path's */
 }
 
 /* kernel offset kk's (row-major over the kernel) strided view of the padded xp; off gets the offset */
@@ -53,7 +56,7 @@ tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int
   if (nsp < 1 || nsp > MAX_SP) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims", nsp);
   int nd = nsp + 2, col_major = (int)onnx_attr_int(n, "storage_order", 0);
   int64_t len[MAX_SP], out[MAX_SP], pads[2 * (MAX_SP + 2)], sp_total = 1, n_out = 1, nk = 1;
-  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis");
+  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis, or over 4096 kernel taps");
   for (int i = 0; i < nsp; i++) len[i] = tkc_dim(x, 2 + i), sp_total *= len[i], n_out *= out[i], nk *= k[i];
   tkc_tensor *xp = tkc_pad(x, pads, -INFINITY), *best = NULL, *bi = NULL;
   int64_t *flat = malloc(sizeof(int64_t) * (size_t)n_out);
@@ -89,7 +92,7 @@ tkc_status onnx_max_pool_indices(onnx_node *n, tkc_tensor *x, int nsp, const int
 tkc_tensor *onnx_window_sum(onnx_node *n, tkc_tensor *x, int nsp, const int *k, const int *st, const int *pb, const int *pe, const int *dil, int ceil_mode) {
   int64_t out[MAX_SP], pads[2 * (MAX_SP + 2)], nk = 1;
   if (nsp < 1 || nsp > MAX_SP) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims", nsp), NULL;
-  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis"), NULL;
+  if (window_geometry(x, nsp, k, st, pb, pe, dil, ceil_mode, out, pads)) return onnx_node_err(n, TKC_EINVAL, "no output along a spatial axis, or over 4096 kernel taps"), NULL;
   for (int i = 0; i < nsp; i++) nk *= k[i];
   tkc_tensor *xp = tkc_pad(x, pads, 0), *sum = NULL;
   for (int64_t kk = 0; kk < nk; kk++) {
