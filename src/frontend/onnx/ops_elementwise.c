@@ -161,9 +161,7 @@ tkc_status onnx_unary_bitnot(onnx_node *n) {
 tkc_status onnx_unary_identity(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
   if (s) return s;
-  s = onnx_set(n, 0, tkc_tensor_ref(onnx_in(n, 0)));
-  if (!s && n->in[0]->host) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(onnx_in(n, 0))));
-  return s;
+  return onnx_set_view(n, tkc_tensor_ref(onnx_in(n, 0)));
 }
 tkc_status onnx_unary_dropout(onnx_node *n) { /* inference: the identity, and an all-true mask */
   if (n->opset >= 12 && onnx_has(n, 2)) {

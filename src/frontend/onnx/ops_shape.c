@@ -27,9 +27,7 @@ tkc_status onnx_shape_reshape(onnx_node *n) {
       sh[i] = tkc_dim(x, (int)i);
     }
   }
-  s = onnx_set(n, 0, tkc_reshape(x, (int)cnt, sh));
-  if (!s && n->in[0]->host) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(x)));
-  return s;
+  return onnx_set_view(n, tkc_reshape(x, (int)cnt, sh));
 }
 tkc_status onnx_shape_transpose(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
@@ -82,9 +80,7 @@ tkc_status onnx_shape_squeeze(onnx_node *n) {
   int axes[ONNX_MAX_DIMS], nd = tkc_ndim(x);
   for (int64_t i = 0; i < cnt; i++)
     if ((axes[i] = onnx_axis(ax[i], nd)) < 0) return onnx_node_err(n, TKC_EINVAL, "axis %lld out of range", (long long)ax[i]);
-  s = onnx_set(n, 0, tkc_squeeze(x, (int)cnt, axes));
-  if (!s && n->in[0]->host) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(x)));
-  return s;
+  return onnx_set_view(n, tkc_squeeze(x, (int)cnt, axes));
 }
 tkc_status onnx_shape_unsqueeze(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
@@ -102,9 +98,7 @@ tkc_status onnx_shape_unsqueeze(onnx_node *n) {
   }
   int64_t sh[ONNX_MAX_DIMS];
   for (int d = 0, k = 0; d < out_nd; d++) sh[d] = is_new[d] ? 1 : tkc_dim(x, k++);
-  s = onnx_set(n, 0, tkc_reshape(x, out_nd, sh));
-  if (!s && n->in[0]->host) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(x)));
-  return s;
+  return onnx_set_view(n, tkc_reshape(x, out_nd, sh));
 }
 tkc_status onnx_shape_concat(onnx_node *n) {
   if (n->nin < 1) return onnx_node_err(n, TKC_EINVAL, "no inputs");

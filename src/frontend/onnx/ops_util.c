@@ -10,6 +10,12 @@ tkc_status onnx_set(onnx_node *n, int k, tkc_tensor *t) {
   return TKC_OK;
 }
 
+tkc_status onnx_set_view(onnx_node *n, tkc_tensor *t) {
+  tkc_status s = onnx_set(n, 0, t);
+  if (!s && n->in[0]->host) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(onnx_in(n, 0))));
+  return s;
+}
+
 void onnx_set_host(onnx_node *n, int k, int64_t *vals) {
   if (k < n->nout && !n->out[k].host) n->out[k].host = vals;
   else free(vals);

@@ -11,6 +11,9 @@ static inline tkc_tensor *onnx_in(const onnx_node *n, int i) { return i < n->nin
 static inline int onnx_has(const onnx_node *n, int i) { return i < n->nin && n->in[i] != NULL; }
 /* sets output k (ignored past the node's outputs); a NULL t is the tensor op's error, named for the node */
 tkc_status onnx_set(onnx_node *n, int k, tkc_tensor *t);
+/* output 0: t, a view of input 0 (reshape, squeeze, ...: its values in the same order), keeping
+ * input 0's host values */
+tkc_status onnx_set_view(onnx_node *n, tkc_tensor *t);
 /* input i's values as int64 (host values when known, else read back from the device); NULL + error */
 const int64_t *onnx_ints(onnx_node *n, int i, int64_t *count);
 /* input i's values as doubles (read back); NULL + error. Caller frees. */
