@@ -314,6 +314,16 @@ static void test_issue_pairs(void **state) {
   TR_END();
 }
 
+/* a built chain t (NULL: the build failed) read back by `how` and compared with its reference r */
+static void check_chain(tkc_ctx *ctx, const char *dev, tkc_tensor *t, int how, const chain_ref *r, const char *what) {
+  TR_EXPECT(t != NULL, "%s: %s: built", dev, what);
+  if (!t) return;
+  double want[MAXN];
+  int64_t nwant = 0;
+  tkc_tensor *x = read_chain(ctx, t, how, r, want, &nwant);
+  expect_values(x, want, nwant, dev, what);
+}
+
 /* seeded random chains of 1 to 2,000 ops: on INTERP every base with every reader, on the devices
  * that compile kernels one of those pairs per length, another one from one length to the next
  * (every pair is met on each device; compiling every copy kernel would take minutes) */
@@ -331,15 +341,9 @@ static void test_random_chains(void **state) {
           uint64_t seed = 1000 * (uint64_t)lens[li] + 7 * (uint64_t)base + 1;
           chain_ref r;
           tkc_tensor *t = random_chain(ctx, base, seed, lens[li], 0, &r);
-          double want[MAXN];
-          int64_t nwant = 0;
           char what[96];
           snprintf(what, sizeof what, "%d-op chain (seed %llu) over a %s, %s", lens[li], (unsigned long long)seed, base_names[base], read_names[how]);
-          TR_EXPECT(t != NULL, "%s: %s: built", dev, what);
-          if (t) {
-            tkc_tensor *x = read_chain(ctx, t, how, &r, want, &nwant);
-            expect_values(x, want, nwant, dev, what);
-          }
+          check_chain(ctx, dev, t, how, &r, what);
           tkc_scope_end(ctx);
         }
   }
@@ -358,15 +362,9 @@ static void test_realized_midway(void **state) {
         uint64_t seed = 77 + (uint64_t)len;
         chain_ref r;
         tkc_tensor *t = random_chain(ctx, ON_BUFFER, seed, len, 7, &r);
-        double want[MAXN];
-        int64_t nwant = 0;
         char what[96];
         snprintf(what, sizeof what, "%d-op chain realized every 7 ops, %s", len, read_names[how]);
-        TR_EXPECT(t != NULL, "%s: %s: built", dev, what);
-        if (t) {
-          tkc_tensor *x = read_chain(ctx, t, how, &r, want, &nwant);
-          expect_values(x, want, nwant, dev, what);
-        }
+        check_chain(ctx, dev, t, how, &r, what);
         tkc_scope_end(ctx);
       }
   }

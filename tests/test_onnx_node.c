@@ -4,8 +4,8 @@
  * a child process (a crash or a hang is a counted failure, not the end of the run). It prints
  * passed / failed / skipped by reason; it fails when any test fails. A test is skipped only for a
  * reason it names: a dtype tkc has no type for (string, complex, float8, 4-bit), sequences,
- * optionals, training ops, another domain, or an op/attribute the frontend refuses with
- * TKC_EUNSUPPORTED (tallied by op).
+ * optionals, training ops, another domain, random draws (Bernoulli, Random*: no reference can match
+ * them), or an op/attribute the frontend refuses with TKC_EUNSUPPORTED (tallied by op).
  *   test_onnx_node [substring]      only the tests whose folder name contains substring
  * TKC_ONNX_NODE_DIR overrides the folder found at configure time. */
 #include <dirent.h>
@@ -77,6 +77,10 @@ static const char *model_reason(const Onnx__ModelProto *mp) {
     const Onnx__NodeProto *nd = g->node[i];
     if (nd->domain && strstr(nd->domain, "training")) return "training ops";
     if (nd->domain && *nd->domain && strcmp(nd->domain, "ai.onnx")) return "other domain";
+    /* their outputs are random draws that no reference can match value for value */
+    static const char *const random_ops[] = {"Bernoulli", "RandomUniform", "RandomUniformLike", "RandomNormal", "RandomNormalLike", "Multinomial"};
+    for (size_t k = 0; k < sizeof random_ops / sizeof *random_ops; k++)
+      if (nd->op_type && !strcmp(nd->op_type, random_ops[k])) return "random values (not comparable)";
     for (size_t k = 0; k < nd->n_attribute; k++) {
       const Onnx__AttributeProto *a = nd->attribute[k];
       if (a->has_i && a->name && (!strcmp(a->name, "to") || !strcmp(a->name, "dtype") || !strcmp(a->name, "output_datatype"))) {

@@ -39,8 +39,38 @@ static tkc_tensor *take(tkc_tensor *x, int axis, int64_t i) {
 
 /* Scan (opset 9+): N state values carried through the body, M scan inputs sliced along their axes
  * (reversed by direction 1), K scan outputs stacked along theirs */
+/* Scan-8: (sequence_lens, states..., scan inputs...) with a leading batch axis on all; each batch entry
+ * runs as a Scan-9 over its slices (scan axis 0, forward), the outputs stacked back along the batch.
+ * sequence_lens and reversed directions are refused. */
+static tkc_status scan_v8(onnx_node *n) {
+  int c;
+  const int64_t *dirs = onnx_attr_ints(n, "directions", &c);
+  for (int i = 0; i < c; i++)
+    if (dirs[i]) return onnx_node_err(n, TKC_EUNSUPPORTED, "Scan-8 in reverse");
+  if (onnx_has(n, 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "Scan-8 with sequence_lens");
+  int nin = n->nin - 1, nout = n->nout;
+  if (nin < 1 || nout < 1) return onnx_node_err(n, TKC_EINVAL, "no inputs or outputs");
+  for (int i = 1; i < n->nin; i++)
+    if (!onnx_has(n, i)) return onnx_node_err(n, TKC_EINVAL, "input %d is missing", i);
+  int64_t B = tkc_dim(onnx_in(n, 1), 0);
+  if (B < 1 || B > 4096) return onnx_node_err(n, TKC_EUNSUPPORTED, "a batch of %lld", (long long)B);
+  onnx_value *vals = calloc((size_t)nin, sizeof *vals), **args = calloc((size_t)nin, sizeof *args), *outs = calloc((size_t)nout, sizeof *outs);
+  tkc_tensor **per_b = calloc((size_t)(nout * B), sizeof *per_b);
+  tkc_status s = vals && args && outs && per_b ? TKC_OK : onnx_node_err(n, TKC_ENOMEM, "out of memory");
+  for (int64_t b = 0; b < B && s == TKC_OK; b++) {
+    for (int i = 0; i < nin; i++) vals[i].t = take(onnx_in(n, 1 + i), 0, b), vals[i].host = NULL, args[i] = &vals[i];
+    onnx_node sub = *n;
+    sub.opset = 9, sub.nin = nin, sub.in = args, sub.out = outs;
+    s = onnx_build_scan(&sub);
+    for (int k = 0; k < nout; k++) per_b[k * B + b] = outs[k].t, onnx_value_clear(&outs[k]);
+  }
+  for (int k = 0; k < nout && s == TKC_OK; k++) s = onnx_set(n, k, tkc_stack((int)B, per_b + k * B, 0));
+  free(vals), free(args), free(outs), free(per_b);
+  return s;
+}
+
 tkc_status onnx_build_scan(onnx_node *n) {
-  if (n->opset < 9) return onnx_node_err(n, TKC_EUNSUPPORTED, "Scan before opset 9 (batched, sequence_lens)");
+  if (n->opset < 9) return scan_v8(n);
   const Onnx__GraphProto *g = graph_attr(n, "body");
   int64_t M = onnx_attr_int(n, "num_scan_inputs", 0);
   int N = n->nin - (int)M;

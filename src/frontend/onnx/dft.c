@@ -5,8 +5,7 @@
 #include <stdlib.h>
 #include "ops_util.h"
 
-/* the (n x k) matrix m[t][k] = f(2 pi k t / n) * w_k, in dt */
-static tkc_tensor *trig_matrix(tkc_ctx *c, tkc_dtype dt, int64_t rows, int64_t cols, int64_t n, int use_sin, double sign, const double *w) {
+tkc_tensor *onnx_trig_matrix(tkc_ctx *c, tkc_dtype dt, int64_t rows, int64_t cols, int64_t n, int use_sin, double sign, const double *w) {
   int64_t total = rows * cols;
   double *m = malloc(sizeof(double) * (size_t)(total > 0 ? total : 1));
   if (!m) return NULL;
@@ -70,12 +69,12 @@ tkc_status onnx_build_dft(onnx_node *n) {
   int64_t K = !inverse && onesided ? N / 2 + 1 : N; /* output length along the axis */
   tkc_tensor *out_re, *out_im = NULL;
   if (!inverse) { /* X = sum x e^{-i th}: Re = re cos + im sin, Im = im cos - re sin */
-    tkc_tensor *cm = trig_matrix(c, dt, in_len, K, N, 0, 1, NULL), *sm = trig_matrix(c, dt, in_len, K, N, 1, 1, NULL);
+    tkc_tensor *cm = onnx_trig_matrix(c, dt, in_len, K, N, 0, 1, NULL), *sm = onnx_trig_matrix(c, dt, in_len, K, N, 1, 1, NULL);
     out_re = tkc_matmul(re, cm);
     out_im = tkc_neg(tkc_matmul(re, sm));
     if (im) out_re = tkc_add(out_re, tkc_matmul(im, sm)), out_im = tkc_add(out_im, tkc_matmul(im, cm));
   } else if (!onesided) { /* x = 1/N sum X e^{+i th} */
-    tkc_tensor *cm = trig_matrix(c, dt, in_len, K, N, 0, 1.0 / (double)N, NULL), *sm = trig_matrix(c, dt, in_len, K, N, 1, 1.0 / (double)N, NULL);
+    tkc_tensor *cm = onnx_trig_matrix(c, dt, in_len, K, N, 0, 1.0 / (double)N, NULL), *sm = onnx_trig_matrix(c, dt, in_len, K, N, 1, 1.0 / (double)N, NULL);
     out_re = tkc_matmul(re, cm);
     out_im = tkc_matmul(re, sm);
     if (im) out_re = tkc_sub(out_re, tkc_matmul(im, sm)), out_im = tkc_add(out_im, tkc_matmul(im, cm));

@@ -82,6 +82,19 @@ tkc_status onnx_build_conv(onnx_node *n) {
   return onnx_set(n, 0, tkc_conv2d_ex(x, w, b, sp.stride, pad, sp.dil, groups));
 }
 
+/* ConvTranspose's window of each spatial axis of the full output r: [pad_begin, full + output_padding -
+ * pad_end), padding its end (output_padding, negative pads) before the crop; NULL + error */
+static tkc_tensor *transpose_window(onnx_node *n, tkc_tensor *r, int nsp, const int64_t *pb, const int64_t *pe, const int64_t *full, const int64_t *opad) {
+  int64_t pads[2 * ONNX_MAX_DIMS] = {0}, rng[2 * ONNX_MAX_DIMS] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
+  for (int i = 0; i < nsp; i++) {
+    int64_t lo = pb[i], hi = full[i] + opad[i] - pe[i];
+    if (hi <= lo) return onnx_node_err(n, TKC_EINVAL, "an output size of %lld", (long long)(hi - lo)), NULL;
+    pads[4 + 2 * i] = lo < 0 ? -lo : 0, pads[5 + 2 * i] = hi > full[i] ? hi - full[i] : 0;
+    rng[4 + 2 * i] = lo + pads[4 + 2 * i], rng[5 + 2 * i] = hi + pads[4 + 2 * i];
+  }
+  return tkc_shrink(tkc_pad(r, pads, 0), rng);
+}
+
 /* ConvTranspose: the full transposed convolution (no pads), then per spatial axis the window
  * [pad_begin, full + output_padding - pad_end) of it (zeros past its end), then the bias. output_shape
  * and auto_pad SAME_* give the pads as onnx's spec computes them. 1-D runs as 2-D over (.., 1, L). */
@@ -90,7 +103,7 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *w = onnx_in(n, 1), *b = onnx_in(n, 2);
   int nd = tkc_ndim(x), nsp = nd - 2;
-  if (nsp != 1 && nsp != 2) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 or 2 supported)", nsp);
+  if (nsp < 1 || nsp > 3) return onnx_node_err(n, TKC_EUNSUPPORTED, "%d spatial dims (1 to 3 supported)", nsp);
   if (tkc_ndim(w) != nd) return onnx_node_err(n, TKC_ESHAPE, "weights of %d dims for a %d-D input", tkc_ndim(w), nd);
   int c, cs, cd, cp, co, cos_;
   const int64_t *st = onnx_attr_ints(n, "strides", &cs), *dl = onnx_attr_ints(n, "dilations", &cd), *pd = onnx_attr_ints(n, "pads", &cp);
@@ -99,8 +112,8 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   if ((cs >= 0 && cs != nsp) || (cd >= 0 && cd != nsp) || (cp >= 0 && cp != 2 * nsp) || (co >= 0 && co != nsp) || (cos_ >= 0 && cos_ != nsp))
     return onnx_node_err(n, TKC_EINVAL, "strides/dilations/pads/output_padding/output_shape do not match %d spatial dims", nsp);
   const char *ap = onnx_attr_str(n, "auto_pad", "NOTSET");
-  int stride[2] = {1, 1}, dil[2] = {1, 1}, zero2[2] = {0, 0};
-  int64_t pb[2] = {0, 0}, pe[2] = {0, 0}, opad[2] = {0, 0}, full[2], in[2], k[2];
+  int stride[3] = {1, 1, 1}, dil[3] = {1, 1, 1}, zero2[2] = {0, 0};
+  int64_t pb[3] = {0, 0, 0}, pe[3] = {0, 0, 0}, opad[3] = {0, 0, 0}, full[3], in[3], k[3];
   for (int i = 0; i < nsp; i++) {
     int64_t sv = cs >= 0 ? st[i] : 1, dv = cd >= 0 ? dl[i] : 1;
     if (sv < 1 || sv > (1 << 20) || dv < 1 || dv > (1 << 20)) return onnx_node_err(n, TKC_EINVAL, "strides/dilations");
@@ -119,6 +132,13 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
     } else if (strcmp(ap, "NOTSET") && strcmp(ap, "VALID")) return onnx_node_err(n, TKC_EINVAL, "auto_pad '%s'", ap);
     if (opad[i] < 0 || pb[i] > (1 << 20) || pe[i] > (1 << 20) || pb[i] < -(1 << 20) || pe[i] < -(1 << 20)) return onnx_node_err(n, TKC_EINVAL, "pads/output_padding");
   }
+  if (nsp == 3) { /* 3-D: tap by tap (ops_windows.c), then the same window of each axis */
+    tkc_tensor *r = onnx_conv_transpose_full(n, x, w, 3, stride, dil, (int)onnx_attr_int(n, "group", 1));
+    if (!r) return tkc_last_status();
+    if (!(r = transpose_window(n, r, 3, pb, pe, full, opad))) return tkc_last_status();
+    if (b) r = tkc_add(r, tkc_reshape(b, 5, (int64_t[]){1, tkc_dim(b, 0), 1, 1, 1}));
+    return onnx_set(n, 0, r);
+  }
   if (nsp == 1) {
     x = tkc_unsqueeze(x, 2), w = tkc_unsqueeze(w, 2);
     stride[1] = stride[0], dil[1] = dil[0], stride[0] = dil[0] = 1;
@@ -126,17 +146,7 @@ tkc_status onnx_build_conv_transpose(onnx_node *n) {
   }
   tkc_tensor *r = tkc_conv_transpose2d(x, w, NULL, stride, zero2, zero2, dil, (int)onnx_attr_int(n, "group", 1));
   if (!r) return onnx_set(n, 0, NULL);
-  /* the window of each axis: pad the end (output_padding, negative pads), then crop */
-  int64_t pads[8] = {0}, rng[8] = {0, tkc_dim(r, 0), 0, tkc_dim(r, 1)};
-  for (int i = 0; i < 2; i++) {
-    int64_t lo = pb[i], hi = full[i] + opad[i] - pe[i];
-    pads[4 + 2 * i] = lo < 0 ? -lo : 0;
-    pads[5 + 2 * i] = hi > full[i] ? hi - full[i] : 0;
-    rng[4 + 2 * i] = lo + pads[4 + 2 * i];
-    rng[5 + 2 * i] = hi + pads[4 + 2 * i];
-    if (hi <= lo) return onnx_node_err(n, TKC_EINVAL, "an output size of %lld", (long long)(hi - lo));
-  }
-  r = tkc_shrink(tkc_pad(r, pads, 0), rng);
+  if (!(r = transpose_window(n, r, 2, pb, pe, full, opad))) return tkc_last_status();
   if (b) r = tkc_add(r, tkc_reshape(b, 4, (int64_t[]){1, tkc_dim(b, 0), 1, 1}));
   if (nsp == 1 && r) r = tkc_squeeze(r, 1, (int[]){2});
   return onnx_set(n, 0, r);
@@ -191,8 +201,8 @@ static tkc_status pool(onnx_node *n, int is_max) {
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
   if ((s = read_spatial_n(n, x, ks, &sp, 1, 3))) return s;
-  if (n->nout > 1 && is_max) return onnx_node_err(n, TKC_EUNSUPPORTED, "the Indices output");
   int ceil_mode = (int)onnx_attr_int(n, "ceil_mode", 0), cip = (int)onnx_attr_int(n, "count_include_pad", 0);
+  if (n->nout > 1 && is_max) return onnx_max_pool_indices(n, x, sp.nsp, sp.k, sp.stride, sp.pb, sp.pe, sp.dil, ceil_mode);
   tkc_tensor *r;
   if (sp.nsp == 1) {
     int k[2] = {1, sp.k[0]}, st[2] = {1, sp.stride[0]}, pb[2] = {0, sp.pb[0]}, pe[2] = {0, sp.pe[0]}, dl[2] = {1, sp.dil[0]};
@@ -229,27 +239,51 @@ tkc_status onnx_build_global_max_pool(onnx_node *n) { return global_pool(n, 1); 
 tkc_status onnx_build_batch_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 5);
   if (s) return s;
-  if (onnx_attr_int(n, "training_mode", 0) || n->nout > 1) return onnx_node_err(n, TKC_EUNSUPPORTED, "training mode");
-  return onnx_set(n, 0, tkc_batch_norm(onnx_in(n, 0), onnx_in(n, 3), onnx_in(n, 4), onnx_in(n, 1), onnx_in(n, 2), onnx_attr_float(n, "epsilon", 1e-5)));
+  tkc_tensor *x = onnx_in(n, 0), *mean = onnx_in(n, 3), *var = onnx_in(n, 4);
+  double eps = onnx_attr_float(n, "epsilon", 1e-5);
+  if (!onnx_attr_int(n, "training_mode", 0) && n->nout == 1) return onnx_set(n, 0, tkc_batch_norm(x, mean, var, onnx_in(n, 1), onnx_in(n, 2), eps));
+  /* training mode: normalized with the batch's mean and (biased) variance over all axes but 1; outputs 1
+   * and 2 the running statistics, input * momentum + batch * (1 - momentum) */
+  int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS], na = 0;
+  for (int d = 0; d < nd; d++)
+    if (d != 1) axes[na++] = d;
+  tkc_tensor *bm = tkc_mean(x, na, axes, 0), *bv = tkc_var(x, na, axes, 0, 0);
+  if ((s = onnx_set(n, 0, tkc_batch_norm(x, bm, bv, onnx_in(n, 1), onnx_in(n, 2), eps)))) return s;
+  tkc_dtype dt = tkc_dtype_of(mean);
+  tkc_tensor *mom = tkc_scalar(n->m->ctx, dt, onnx_attr_float(n, "momentum", 0.9)), *rest = tkc_scalar(n->m->ctx, dt, 1 - onnx_attr_float(n, "momentum", 0.9));
+  if (n->nout > 1 && (s = onnx_set(n, 1, tkc_add(tkc_mul(mean, mom), tkc_mul(tkc_cast(bm, dt), rest))))) return s;
+  return n->nout > 2 ? onnx_set(n, 2, tkc_add(tkc_mul(var, mom), tkc_mul(tkc_cast(bv, dt), rest))) : TKC_OK;
+}
+
+/* the axes from the "axis" attribute (default -1) to the last */
+static tkc_status trailing_axes(onnx_node *n, tkc_tensor *x, int *axes, int *naxes) {
+  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
+  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
+  *naxes = nd - axis;
+  for (int i = 0; i < *naxes; i++) axes[i] = axis + i;
+  return TKC_OK;
+}
+
+/* (x - mean) / sqrt(var + epsilon) over axes (the statistics kept as size-1 axes; *mean and *inv,
+ * 1 / sqrt(var + epsilon), given back when asked for) */
+static tkc_tensor *normalized(onnx_node *n, tkc_tensor *x, int naxes, const int *axes, tkc_tensor **mean_out, tkc_tensor **inv_out) {
+  tkc_tensor *mean = tkc_mean(x, naxes, axes, 1);
+  tkc_tensor *d = tkc_sub(x, mean);
+  tkc_tensor *var = tkc_mean(tkc_mul(d, d), naxes, axes, 1);
+  tkc_tensor *inv = tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5))));
+  if (mean_out) *mean_out = mean;
+  if (inv_out) *inv_out = inv;
+  return tkc_mul(d, inv);
 }
 
 tkc_status onnx_build_layer_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
-  tkc_tensor *x = onnx_in(n, 0);
-  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
-  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-  double eps = onnx_attr_float(n, "epsilon", 1e-5);
-  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
-  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
-  tkc_ctx *c = n->m->ctx;
-  tkc_dtype dt = tkc_dtype_of(x);
+  tkc_tensor *x = onnx_in(n, 0), *mean, *inv;
+  int naxes, axes[ONNX_MAX_DIMS];
+  if ((s = trailing_axes(n, x, axes, &naxes))) return s;
   /* computed here (not tkc_layer_norm) for the Mean and InvStdDev outputs and broadcast scales */
-  tkc_tensor *mean = tkc_mean(x, naxes, axes, 1);
-  tkc_tensor *d = tkc_sub(x, mean);
-  tkc_tensor *var = tkc_mean(tkc_mul(d, d), naxes, axes, 1);
-  tkc_tensor *inv = tkc_rsqrt(tkc_add(var, tkc_scalar(c, dt, eps)));
-  tkc_tensor *y = tkc_mul(tkc_mul(d, inv), onnx_in(n, 1));
+  tkc_tensor *y = tkc_mul(normalized(n, x, naxes, axes, &mean, &inv), onnx_in(n, 1));
   if (onnx_has(n, 2)) y = tkc_add(y, onnx_in(n, 2));
   if ((s = onnx_set(n, 0, y))) return s;
   if (n->nout > 1 && *n->proto->output[1] && (s = onnx_set(n, 1, mean))) return s;
@@ -264,11 +298,7 @@ tkc_status onnx_build_instance_norm(onnx_node *n) {
   int nd = tkc_ndim(x), axes[ONNX_MAX_DIMS];
   if (nd < 3) return onnx_node_err(n, TKC_EINVAL, "needs N, C and spatial dims");
   for (int d = 2; d < nd; d++) axes[d - 2] = d;
-  tkc_dtype dt = tkc_dtype_of(x);
-  tkc_tensor *mean = tkc_mean(x, nd - 2, axes, 1);
-  tkc_tensor *d = tkc_sub(x, mean);
-  tkc_tensor *var = tkc_mean(tkc_mul(d, d), nd - 2, axes, 1);
-  tkc_tensor *y = tkc_mul(d, tkc_rsqrt(tkc_add(var, tkc_scalar(n->m->ctx, dt, onnx_attr_float(n, "epsilon", 1e-5)))));
+  tkc_tensor *y = normalized(n, x, nd - 2, axes, NULL, NULL);
   int64_t sh[ONNX_MAX_DIMS];
   for (int i = 0; i < nd; i++) sh[i] = i == 1 ? tkc_dim(x, 1) : 1;
   y = tkc_add(tkc_mul(y, tkc_reshape(onnx_in(n, 1), nd, sh)), tkc_reshape(onnx_in(n, 2), nd, sh));
@@ -279,10 +309,8 @@ tkc_status onnx_build_rms_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0);
-  int nd = tkc_ndim(x), axis = onnx_axis(onnx_attr_int(n, "axis", -1), nd);
-  if (axis < 0) return onnx_node_err(n, TKC_EINVAL, "axis out of range");
-  int naxes = nd - axis, axes[ONNX_MAX_DIMS];
-  for (int i = 0; i < naxes; i++) axes[i] = axis + i;
+  int naxes, axes[ONNX_MAX_DIMS];
+  if ((s = trailing_axes(n, x, axes, &naxes))) return s;
   tkc_tensor *ms = tkc_mean(tkc_mul(x, x), naxes, axes, 1);
   tkc_tensor *y = tkc_mul(x, tkc_rsqrt(tkc_add(ms, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5)))));
   return onnx_set(n, 0, tkc_mul(y, onnx_in(n, 1)));
@@ -372,7 +400,6 @@ tkc_status onnx_build_dequantize(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *sc = onnx_in(n, 1), *zp = onnx_in(n, 2);
-  if (onnx_attr_int(n, "block_size", 0)) return onnx_node_err(n, TKC_EUNSUPPORTED, "block_size");
   int nd = tkc_ndim(x);
   tkc_dtype dt = tkc_dtype_of(sc);
   if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
@@ -591,11 +618,17 @@ tkc_status onnx_build_lp_pool(onnx_node *n) {
   const int64_t *ks = onnx_attr_ints(n, "kernel_shape", &c);
   if (c != tkc_ndim(x) - 2) return onnx_node_err(n, TKC_EINVAL, "kernel_shape has %d entries for %d-D input", c, tkc_ndim(x));
   spatial sp;
-  if ((s = read_spatial(n, x, ks, &sp, 0))) return s;
+  if ((s = read_spatial_n(n, x, ks, &sp, 1, 3))) return s;
   double p = (double)onnx_attr_int(n, "p", 2);
   tkc_ctx *cx = n->m->ctx;
   tkc_dtype dt = tkc_dtype_of(x);
   tkc_tensor *xp = tkc_pow(tkc_abs(x), tkc_scalar(cx, dt, p));
+  int dilated = 0;
+  for (int i = 0; i < sp.nsp; i++) dilated |= sp.dil[i] != 1;
+  if (dilated || sp.nsp == 3) { /* each window's sum of |x|^p, one strided view per kernel offset */
+    tkc_tensor *sum = onnx_window_sum(n, xp, sp.nsp, sp.k, sp.stride, sp.pb, sp.pe, sp.dil, (int)onnx_attr_int(n, "ceil_mode", 0));
+    return sum ? onnx_set(n, 0, tkc_pow(sum, tkc_scalar(cx, dt, 1.0 / p))) : tkc_last_status();
+  }
   int one_d = sp.nsp == 1;
   if (one_d) {
     xp = tkc_unsqueeze(xp, 2);
@@ -659,6 +692,34 @@ tkc_status onnx_build_conv_integer(onnx_node *n) {
   sub.in = ins;
   if ((s = onnx_build_conv(&sub))) return s;
   return onnx_set(n, 0, tkc_cast(n->out[0].t, TKC_INT32));
+}
+
+/* QLinearConv: ConvInteger of the zero-point-shifted operands, + the int32 bias, times x_scale *
+ * w_scale / y_scale (w_scale per output channel when 1-D) in float64 as the reference's promotion,
+ * + y_zero_point, saturated and rounded to y_zero_point's dtype (x's without one). */
+tkc_status onnx_build_qlinear_conv(onnx_node *n) {
+  tkc_status s = onnx_need(n, 7);
+  if (s) return s;
+  tkc_tensor *x = onnx_in(n, 0), *ws = onnx_in(n, 4), *yzp = onnx_in(n, 7), *bias = onnx_in(n, 8);
+  onnx_value *ins[4] = {n->in[0], n->in[3], n->in[2], n->in[5]};
+  onnx_node sub = *n;
+  sub.nin = 4;
+  sub.in = ins;
+  if ((s = onnx_build_conv_integer(&sub))) return s;
+  tkc_tensor *acc = n->out[0].t;
+  int nd = tkc_ndim(acc);
+  int64_t sh[ONNX_MAX_DIMS];
+  for (int d = 0; d < nd; d++) sh[d] = d == 1 ? tkc_dim(acc, 1) : 1;
+  if (bias) acc = tkc_add(acc, tkc_reshape(tkc_cast(bias, TKC_INT32), nd, sh));
+  if (tkc_ndim(ws) == 1 && tkc_dim(ws, 0) > 1) ws = tkc_reshape(ws, nd, sh);
+  tkc_tensor *mult = tkc_div(tkc_mul(onnx_in(n, 1), ws), onnx_in(n, 6));
+  tkc_tensor *d = tkc_mul(tkc_cast(acc, TKC_FLOAT64), tkc_cast(mult, TKC_FLOAT64));
+  if (yzp) d = tkc_add(d, tkc_cast(yzp, TKC_FLOAT64));
+  tkc_dtype out = yzp ? tkc_dtype_of(yzp) : tkc_dtype_of(x);
+  if (out != TKC_INT8 && out != TKC_UINT8) return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
+  double lo = out == TKC_INT8 ? -128 : 0, hi = out == TKC_INT8 ? 127 : 255;
+  n->out[0].t = NULL;
+  return onnx_set(n, 0, tkc_cast(tkc_round(tkc_clamp(d, lo, hi)), out));
 }
 
 /* CausalConvWithState (opset 27): a depthwise 1-D conv over [past_state (zeros) | x] without padding,
