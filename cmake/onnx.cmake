@@ -97,6 +97,10 @@ function(tkc_onnx_tests)
   if(TEST test_onnx_node)
     set_tests_properties(test_onnx_node PROPERTIES TIMEOUT 7200 LABELS onnx)
   endif()
+  if(Python3_FOUND AND TARGET tkc-run) # node test models through tkc-run against their expected outputs
+    add_test(NAME tkc_run_tool COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_tkc_run.py $<TARGET_FILE:tkc-run>)
+    set_tests_properties(tkc_run_tool PROPERTIES SKIP_RETURN_CODE 77 LABELS onnx)
+  endif()
 endfunction()
 
 # fuzz_onnx_libfuzzer: tests/fuzz/fuzz_onnx.c on the instrumented library objects that
@@ -119,6 +123,7 @@ function(tkc_onnx_tool)
   endif()
   add_executable(tkc-run ${PROJECT_SOURCE_DIR}/tools/tkc_run.c)
   target_link_libraries(tkc-run PRIVATE tkc_static)
+
   if(TKC_INSTALL)
     install(TARGETS tkc-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
   endif()

@@ -198,6 +198,7 @@ static void test_good_model_and_bad_run(void **state) {
   assert_int_equal(tkc_copy_out(y, yv, sizeof yv), TKC_OK);
   for (int i = 0; i < 6; i++) assert_float_equal(yv[i], xv[i] + (float)(i + 1), 1e-6);
   tkc_tensor_free(y);
+  assert_int_equal(tkc_onnx_reads_values(m), 0); /* its graph depends on the input's shape only */
 
   y = NULL;
   assert_int_equal(tkc_onnx_run(m, 0, NULL, 1, &y), TKC_EINVAL); /* wrong input count */
@@ -260,6 +261,8 @@ static void test_null_arguments(void **state) {
   int nd;
   assert_int_equal(tkc_onnx_input_shape(NULL, 0, NULL, &nd, NULL, 0), TKC_EINVAL);
   assert_int_equal(tkc_onnx_run(NULL, 0, NULL, 0, NULL), TKC_EINVAL);
+  assert_int_equal(tkc_onnx_reads_values(NULL), -1);
+  assert_int_equal(tkc_last_status(), TKC_EINVAL);
   tkc_onnx_free(NULL);
 }
 

@@ -4,7 +4,9 @@
  *
  * Inputs not given are random (floats uniform in [0, 1), ints zero; a named dim is bound to 1).
  * --runs N: N more runs after the first, timed (build + realize of the outputs): min and median
- * latency, and the kernels each run launched. --output DIR: each output as DIR/<name>.npy.
+ * latency, and the kernels each run launched; then, when the model's graph depends on its input
+ * shapes only (tkc_onnx_reads_values), N runs captured once with tkc_jit and replayed (what a
+ * program that runs the model many times does). --output DIR: each output as DIR/<name>.npy.
  * TKC_DEBUG works as everywhere. Exit status 0 on success, 1 on an error (printed). */
 #include <ctype.h>
 #include <stdio.h>
@@ -15,6 +17,12 @@
 #include "tkc/onnx.h"
 
 #define MAX_IO 64
+
+/* the model as a tkc_jit function */
+static tkc_status run_model(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)ctx;
+  return tkc_onnx_run(user, nin, in, nout, out);
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -146,6 +154,18 @@ int main(int argc, char **argv) {
   int nin = tkc_onnx_num_inputs(m), nout = tkc_onnx_num_outputs(m), rc = 0;
   if (nin > MAX_IO || nout > MAX_IO) return fprintf(stderr, "tkc-run: more than %d inputs or outputs\n", MAX_IO), 1;
   tkc_tensor *in[MAX_IO] = {0}, *out[MAX_IO] = {0};
+  for (int k = 0; k < ngiven && !rc; k++) { /* every --input names an input of the model */
+    const char *eq = strchr(given[k], '=');
+    int known = 0;
+    for (int i = 0; eq && i < nin && !known; i++) {
+      const char *name = tkc_onnx_input_name(m, i);
+      known = strlen(name) == (size_t)(eq - given[k]) && !strncmp(given[k], name, (size_t)(eq - given[k]));
+    }
+    if (!known) {
+      fprintf(stderr, "tkc-run: --input %s: %s\n", given[k], eq ? "the model has no input of that name" : "expected name=file.npy or name=random");
+      rc = 1;
+    }
+  }
   for (int i = 0; i < nin && !rc; i++) {
     const char *name = tkc_onnx_input_name(m, i), *file = NULL;
     for (int k = 0; k < ngiven; k++) {
@@ -224,6 +244,19 @@ int main(int argc, char **argv) {
       printf("%d runs: min %.3f ms  median %.3f ms  %lld kernels per run (%.3f ms in kernels)\n", runs, lat[0] * 1e3, lat[runs / 2] * 1e3,
              (long long)((s1.kernels - s0.kernels) / runs), (s1.kernel_s - s0.kernel_s) / runs * 1e3);
     }
+    tkc_jit *j = !rc && !tkc_onnx_reads_values(m) ? tkc_jit_new(ctx, run_model, m) : NULL;
+    for (int r = -1; j && r < runs && !rc; r++) { /* r = -1: the capture */
+      tkc_tensor *o[MAX_IO];
+      double ts = now_s();
+      if (tkc_jit_run(j, in, nin, o, nout) != TKC_OK) rc = 1, fprintf(stderr, "tkc-run: %s\n", tkc_last_error());
+      else if (r >= 0) lat[r] = now_s() - ts;
+      for (int i = 0; i < nout && !rc; i++) tkc_tensor_free(o[i]);
+    }
+    if (j && !rc) {
+      qsort(lat, (size_t)runs, sizeof *lat, cmp_double);
+      printf("%d runs captured (tkc_jit): min %.3f ms  median %.3f ms  %d kernels per run\n", runs, lat[0] * 1e3, lat[runs / 2] * 1e3, tkc_jit_kernels(j));
+    }
+    tkc_jit_free(j);
     free(lat);
   }
   tkc_onnx_free(m);

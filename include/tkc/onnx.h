@@ -50,6 +50,11 @@ TKC_API const char *tkc_onnx_output_name(const tkc_onnx_model *m, int i);
  * the first nout outputs). Inputs must have the declared dtype and rank, and the declared size on
  * every fixed dim (TKC_EINVAL naming the input otherwise). On failure no output is written. */
 TKC_API tkc_status tkc_onnx_run(tkc_onnx_model *m, int nin, tkc_tensor *const *inputs, int nout, tkc_tensor **outputs);
+/* 1 when the last tkc_onnx_run read values it computed on the host to build the graph (NonZero, a
+ * shape or a count computed from the inputs, a loop's trip count): its graph depends on the input
+ * values, so a tkc_jit capture of it would replay the first values' graph; 0 when the graph depends
+ * on the inputs' shapes only (capturing is right); -1 for NULL. */
+TKC_API int tkc_onnx_reads_values(const tkc_onnx_model *m);
 /* Frees the model and its initializer tensors (tensors from tkc_onnx_run stay). NULL is a no-op. */
 TKC_API void tkc_onnx_free(tkc_onnx_model *m);
 #ifdef __cplusplus

@@ -115,3 +115,31 @@ def test_model_left_open_at_exit(tmp_path):
     r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=120, env=dict(os.environ, PYTHONPATH=path))
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == str([[3.0] * 4] * 2)
+
+
+def test_calls_are_captured_unless_the_graph_reads_values():
+    """a model whose graph depends on its input shapes only is captured per shape and replayed
+    (new values each call: right results); one whose graph reads input values (NonZero) is not"""
+    model, w, b = mlp_model()
+    with tkc.onnx.load_bytes(model.SerializeToString(), device="CPU") as m:
+        for i in range(4):
+            x = np.random.default_rng(i).standard_normal((3, 3)).astype(np.float32)
+            np.testing.assert_allclose(m(x)[0], reference(x, w, b), rtol=1e-5, atol=1e-6)
+        assert m._capture is True and len(m._jits) == 1
+        x = np.ones((5, 3), np.float32)  # another batch size: its own capture
+        np.testing.assert_allclose(m(x)[0], reference(x, w, b), rtol=1e-5, atol=1e-6)
+        assert len(m._jits) == 2
+    nodes = [helper.make_node("NonZero", ["x"], ["y"])]
+    graph = helper.make_graph(nodes, "nz", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [4])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [1, None])])
+    data = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]).SerializeToString()
+    with tkc.onnx.load_bytes(data, device="CPU") as m:
+        for x in ([0, 1, 0, 2], [3, 0, 0, 0], [1, 1, 1, 1], [0, 0, 5, 0]):
+            x = np.array(x, np.float32)
+            np.testing.assert_array_equal(m(x)[0], np.array(np.nonzero(x)))
+        assert m._capture is False and not m._jits
+    with tkc.onnx.load_bytes(model.SerializeToString(), device="CPU", jit=False) as m:
+        for i in range(3):
+            x = np.full((2, 3), i, np.float32)
+            np.testing.assert_allclose(m(x)[0], reference(x, w, b), rtol=1e-5, atol=1e-6)
+        assert not m._jits

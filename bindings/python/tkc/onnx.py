@@ -2,6 +2,7 @@
 
     model = tkc.onnx.load("model.onnx", device="CPU")
     y, = model(x)                      # inputs in the graph's order (initializers excluded)
+                                       # (captured with tkc.Jit per input shape: see __call__)
     out = model(input_ids=ids)         # or by name; numpy arrays in, numpy arrays out
     model.input_names, model.input_shapes, model.output_names
     ys = model.run(x)                  # tkc Tensors (lazy) instead of arrays
@@ -20,9 +21,11 @@ from .context import Context, default_context
 class Model:
     """A loaded ONNX model; callable. close() frees it (the tensors it returned stay)."""
 
-    def __init__(self, ptr, ctx):
+    def __init__(self, ptr, ctx, jit=None):
         self._m, self._ctx = check_ptr(ptr), ctx
-        ctx._owners.add(self)  # freed before its ctx (which frees the initializers), also at exit
+        self._jits = {}  # (shape, dtype) of every input -> its captured tkc.Jit
+        self._capture = jit  # None: not known yet whether the graph depends on input values
+        ctx._own(self)  # freed before its ctx (which frees the initializers), also at exit
         self.input_names = [lib.tkc_onnx_input_name(self._m, i).decode() for i in range(lib.tkc_onnx_num_inputs(self._m))]
         self.output_names = [lib.tkc_onnx_output_name(self._m, i).decode() for i in range(lib.tkc_onnx_num_outputs(self._m))]
         self.input_dtypes, self.input_shapes = [], []
@@ -69,11 +72,29 @@ class Model:
         return [Tensor._wrap(self._ctx, arr_out[i]) for i in range(n)]
 
     def __call__(self, *args, **kwargs):
-        """The outputs as numpy arrays (a list, in the graph's order)."""
-        outs = self.run(*args, **kwargs)
+        """The outputs as numpy arrays (a list, in the graph's order). The first call of each input
+        shape runs the graph; from then on the call is captured (tkc.Jit) and replayed: no graph, no
+        schedule, only the kernels. A model whose graph depends on its input values (NonZero, a shape
+        computed from an input: tkc_onnx_reads_values) is never captured; load(..., jit=False) turns
+        capturing off."""
+        ins = self._inputs(args, kwargs)
+        if self._capture is not False:
+            key = tuple((tuple(t.shape), t.dtype.name) for t in ins)
+            jit = self._jits.get(key)
+            if jit is not None:
+                outs = jit(*ins)
+                outs = (outs,) if len(self.output_names) == 1 else outs
+                return [t.numpy() for t in outs]
+        outs = self.run(*ins)
         from .autograd import realize_all
         realize_all(outs)  # one schedule for every output
-        return [t.numpy() for t in outs]
+        res = [t.numpy() for t in outs]
+        if self._capture is None:
+            self._capture = lib.tkc_onnx_reads_values(self._m) == 0
+        if self._capture and len(self._jits) < 16:
+            from .jit import Jit
+            self._jits[key] = Jit(self._ctx, lambda *xs: tuple(self.run(*xs)), nout=len(self.output_names))
+        return res
 
     def _live(self):
         if not self._m:
@@ -81,6 +102,9 @@ class Model:
         return self._m
 
     def close(self):
+        for j in self._jits.values():
+            j.close()
+        self._jits = {}
         if self._m and not self._ctx.closed:
             lib.tkc_onnx_free(self._m)
             self._m = None
@@ -107,15 +131,15 @@ def _ctx_for(device, ctx):
     return Context(device) if device is not None else default_context()
 
 
-def load(path, device=None, ctx=None):
+def load(path, device=None, ctx=None, jit=True):
     """Loads a .onnx file (external data from files next to it) on ctx, or a new Context on device,
-    or the default context."""
+    or the default context. jit=False: every call builds and schedules the graph (no capture)."""
     c = _ctx_for(device, ctx)
-    return Model(lib.tkc_onnx_load(c._live(), str(path).encode()), c)
+    return Model(lib.tkc_onnx_load(c._live(), str(path).encode()), c, None if jit else False)
 
 
-def load_bytes(data, device=None, ctx=None):
+def load_bytes(data, device=None, ctx=None, jit=True):
     """Loads a model from its serialized bytes (model.SerializeToString())."""
     c = _ctx_for(device, ctx)
     buf = bytes(data)
-    return Model(lib.tkc_onnx_load_bytes(c._live(), buf, len(buf)), c)
+    return Model(lib.tkc_onnx_load_bytes(c._live(), buf, len(buf)), c, None if jit else False)

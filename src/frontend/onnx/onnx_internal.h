@@ -51,6 +51,7 @@ struct tkc_onnx_model {
   onnx_io *inputs, *outputs;
   const struct onnx_op **ops; /* per node */
   int depth;                  /* subgraphs being run inside each other (bounded: a hostile file may nest deeply) */
+  int read_values;            /* the last run read computed values on the host (tkc_onnx_reads_values) */
 };
 
 /* What a builder gets: the node, its inputs (NULL for an absent optional one) and room for its outputs. */

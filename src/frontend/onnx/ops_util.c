@@ -69,6 +69,7 @@ const int64_t *onnx_ints(onnx_node *n, int i, int64_t *count) {
   *count = ne;
   if (v->host) return v->host;
   if (onnx_is_float(tkc_dtype_of(v->t))) return onnx_node_err(n, TKC_EINVAL, "input %d must be ints", i), NULL;
+  n->m->read_values = 1;
   int64_t *h = malloc(sizeof(int64_t) * (size_t)(ne ? ne : 1));
   tkc_tensor *c = tkc_cast(v->t, TKC_INT64);
   if (!h || !c || tkc_copy_out(c, h, sizeof(int64_t) * (size_t)ne) != TKC_OK) {
@@ -87,6 +88,7 @@ double *onnx_doubles(onnx_node *n, int i, int64_t *count) {
   int64_t ne = tkc_numel(t);
   if (ne < 0 || ne > (1 << 20)) return onnx_node_err(n, TKC_EUNSUPPORTED, "input %d must have a known size", i), NULL;
   *count = ne;
+  n->m->read_values = 1;
   double *h = malloc(sizeof(double) * (size_t)(ne ? ne : 1));
   tkc_tensor *c = tkc_cast(t, TKC_FLOAT64);
   if (!h || !c || tkc_copy_out(c, h, sizeof(double) * (size_t)ne) != TKC_OK) {

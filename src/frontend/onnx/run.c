@@ -173,6 +173,7 @@ tkc_status tkc_onnx_run(tkc_onnx_model *m, int nin, tkc_tensor *const *inputs, i
   }
   const Onnx__GraphProto *g = m->proto->graph;
   graph_run r;
+  m->read_values = 0;
   tkc_status s = run_begin(&r, g, (size_t)nin, NULL);
   if (s != TKC_OK) return run_end(&r), s;
   if ((s = tkc_scope_begin(m->ctx)) != TKC_OK) return run_end(&r), s;
@@ -209,4 +210,8 @@ tkc_status tkc_onnx_run(tkc_onnx_model *m, int nin, tkc_tensor *const *inputs, i
   tkc_scope_end(m->ctx);
   for (int i = 0; i < nout; i++) outputs[i] = res[i];
   return TKC_OK;
+}
+
+int tkc_onnx_reads_values(const tkc_onnx_model *m) {
+  return m ? m->read_values : (tkc_err(TKC_EINVAL, "tkc_onnx_reads_values: NULL model"), -1);
 }

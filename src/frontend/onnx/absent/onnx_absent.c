@@ -28,4 +28,5 @@ tkc_status tkc_onnx_run(tkc_onnx_model *m, int nin, tkc_tensor *const *inputs, i
   (void)m, (void)nin, (void)inputs, (void)nout, (void)outputs;
   return tkc_err(TKC_EUNSUPPORTED, "%s", ABSENT);
 }
+int tkc_onnx_reads_values(const tkc_onnx_model *m) { return (void)m, tkc_err(TKC_EUNSUPPORTED, "%s", ABSENT), -1; }
 void tkc_onnx_free(tkc_onnx_model *m) { (void)m; }
