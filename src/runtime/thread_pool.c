@@ -52,7 +52,6 @@ static int has_work(void) {
   return word_next(w) < word_n(w);
 }
 
-
 static void run_inline(int n, tkc_thread_pool_task task, void *arg) {
   for (int i = 0; i < n; i++) task(arg, i);
 }
