@@ -1,8 +1,9 @@
 /* libffi calls of compiled kernels (see ffi_call.h). */
-#include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <unistd.h>
 #include "runtime/ffi_call.h"
+#include "runtime/thread_pool.h"
 
 tkc_status tkc_ffi_prepare(tkc_ffi_sig *s, int nbufs, int nvars, const char *who) {
   return tkc_ffi_prepare_ex(s, nbufs, nvars, 0, who);
@@ -85,24 +86,23 @@ int tkc_ffi_threads(void) {
   return n > 256 ? 256 : (int)n;
 }
 
-typedef struct ffi_chunk {
+/* One threaded launch: every chunk reads it, a failing chunk records the first failure. */
+typedef struct ffi_launch {
   const tkc_ffi_sig *s;
   void (*fn)(void);
   void *const *bufs;
   const int64_t *vars;
   const char *who;
-  int core, ncores;
-  tkc_status st;
-} ffi_chunk;
+  int ncores;
+  atomic_int st;
+} ffi_launch;
 
-static void run_chunk(ffi_chunk *c) {
-  int extra[2] = {c->core, c->ncores};
-  c->st = tkc_ffi_call_ex(c->s, c->fn, c->bufs, c->vars, extra, c->who);
-}
-
-static void *chunk_thread(void *arg) {
-  run_chunk(arg);
-  return NULL;
+static void run_chunk(void *arg, int core) {
+  ffi_launch *l = arg;
+  int extra[2] = {core, l->ncores};
+  tkc_status st = tkc_ffi_call_ex(l->s, l->fn, l->bufs, l->vars, extra, l->who);
+  int ok = TKC_OK;
+  if (st) atomic_compare_exchange_strong(&l->st, &ok, (int)st);
 }
 
 tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
@@ -114,21 +114,10 @@ tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *c
     return tkc_ffi_call_ex(s, fn, bufs, vars, one, who);
   }
   if ((s->nbufs && !bufs) || (s->nvars && !vars)) return tkc_err(TKC_EINVAL, "%s: launch without its buffers/variables", who);
-  ffi_chunk *ch = tkc_calloc((size_t)T, sizeof *ch);
-  pthread_t *th = tkc_calloc((size_t)T, sizeof *th);
-  if (!ch || !th) {
-    tkc_free(ch), tkc_free(th);
-    return tkc_err(TKC_ENOMEM, "%s: out of memory launching a kernel", who);
-  }
-  for (int i = 0; i < T; i++) ch[i] = (ffi_chunk){.s = s, .fn = fn, .bufs = bufs, .vars = vars, .who = who, .core = i, .ncores = T};
-  int started = 1; /* chunks 1..started-1 run on their own threads */
-  while (started < T && pthread_create(&th[started], NULL, chunk_thread, &ch[started]) == 0) started++;
-  for (int i = started; i < T; i++) run_chunk(&ch[i]); /* threads that could not start: done here */
-  run_chunk(&ch[0]);
-  for (int i = 1; i < started; i++) pthread_join(th[i], NULL);
-  tkc_status st = TKC_OK;
-  for (int i = 0; i < T && !st; i++) st = ch[i].st;
-  tkc_free(ch), tkc_free(th);
+  ffi_launch l = {.s = s, .fn = fn, .bufs = bufs, .vars = vars, .who = who, .ncores = T};
+  atomic_init(&l.st, TKC_OK);
+  tkc_thread_pool_run(T, run_chunk, &l);
+  tkc_status st = (tkc_status)atomic_load(&l.st);
   if (st) return tkc_err(st, "%s: a kernel chunk failed to launch", who);
   return TKC_OK;
 }

@@ -32,8 +32,9 @@ TKC_HIDDEN tkc_status tkc_ffi_call_ex(const tkc_ffi_sig *s, void (*fn)(void), vo
  * (1..256). */
 TKC_HIDDEN int tkc_ffi_threads(void);
 /* Runs a kernel prepared with nextra == 2 (core, ncores) as nthreads calls (core 0..nthreads-1,
- * ncores nthreads) on nthreads-1 new threads plus this one, joined before returning; nthreads <= 1
- * is one call with (0, 1) that creates no thread. */
+ * ncores nthreads): core 0 on this thread, the others on the persistent worker threads of
+ * thread_pool.h (all of them here when another thread's launch holds the pool), every call finished
+ * before returning; nthreads <= 1 is one call with (0, 1) that uses no other thread. */
 TKC_HIDDEN tkc_status tkc_ffi_call_parallel(const tkc_ffi_sig *s, void (*fn)(void), void *const *bufs, const int64_t *vars,
                                             int nthreads, const char *who);
 
