@@ -97,7 +97,7 @@ asan: deps
 	$(ASAN_ENV) $(CTEST) --test-dir $(ASAN_DIR) --output-on-failure --no-tests=error -j$(CTEST_JOBS)
 
 # the suites with threads: several ctxs at once, parallel compiles, threaded CPU kernels, beam, caches
-TSAN_TESTS := ^(test_tensor_composite|test_llvm|test_wgsl|test_beam|test_tensor_memory|test_disk_cache|test_cpu_runtime|test_cpu_compiler)$$
+TSAN_TESTS := ^(test_tensor_composite|test_llvm|test_wgsl|test_beam|test_tensor_memory|test_disk_cache|test_cpu_runtime|test_cpu_compiler|test_thread_pool)$$
 tsan: deps
 	$(call configure,$(TSAN_DIR),-DTKC_TSAN=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTKC_TEST_CACHE_DIR=$(abspath $(BUILD_DIR))/test-kernel-cache)
 	$(CMAKE_BUILD) $(TSAN_DIR) -j$(JOBS)

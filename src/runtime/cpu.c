@@ -24,9 +24,9 @@
  * Cores: every kernel takes two trailing ints (core, ncores) and does its share of the work (see
  * src/render/c.c). A kernel whose source splits a loop and whose constant RANGE trip counts
  * multiply to at least TKC_CPU_PARALLEL_MIN_WORK (ffi_call.h) runs on T = online CPUs threads (at most
- * $TKC_CPU_THREADS when set): T-1 new pthreads plus the caller, joined before launch returns
- * (tkc_ffi_call_parallel).
- * Anything smaller is one call with (0, 1) and creates no thread. */
+ * $TKC_CPU_THREADS when set): the caller plus T-1 persistent workers of runtime/thread_pool.c,
+ * all done before launch returns (tkc_ffi_call_parallel).
+ * Anything smaller is one call with (0, 1) on the caller's thread. */
 #include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
