@@ -1,6 +1,5 @@
 /* Composite ops built from the primitives, as tinygrad builds them: matmul (reshape, expand, mul,
  * sum), softmax / log_softmax (max-subtracted), conv2d (pad + sliding-window view, mul, sum). */
-#include <stdlib.h>
 #include <string.h>
 #include "graph/tensor_internal.h"
 
@@ -52,11 +51,13 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   /* b a transpose of a row-major (..., N, K) value (attention's K^T, the W^T of a backward pass): its
    * copy (..., K, N) first, so that the reduce vectorizes over N with a register tile as a matmul
    * does; read as it is, only k runs contiguously in both operands (dot products: a horizontal sum
-   * per output, 2-3x slower at short k). K*N elements copied once for M*N*K multiply-adds; a copy
-   * that the kernel computing b writes directly when b is an expression. */
+   * per output, 2-3x slower at short k). Only when b is an expression: the kernel computing it then
+   * writes it transposed, at no extra pass (a realized b, a weight, would be copied on every use). */
   tkc_tensor *b_in = b, *b_copy = NULL;
-  if (y->kind == TKC_LZ_MOVE && y->op == TKC_OP_PERMUTE && y->ndim >= 2 && m >= 16 && n >= 16 && k >= 16 && getenv("TKC_MMT") &&
-      y->arg[y->ndim - 1] != y->ndim - 1 && y->arg[y->ndim - 2] == y->ndim - 1) {
+  const tkc_lazy *b_base = y;
+  while (b_base->kind == TKC_LZ_MOVE) b_base = b_base->src[0];
+  if (y->kind == TKC_LZ_MOVE && y->op == TKC_OP_PERMUTE && y->ndim >= 2 && m >= 16 && n >= 16 && k >= 16 && b_base->kind != TKC_LZ_BUFFER &&
+      b_base->kind != TKC_LZ_CONST && y->arg[y->ndim - 1] != y->ndim - 1 && y->arg[y->ndim - 2] == y->ndim - 1) {
     if (!(b_copy = tkc_contiguous(b))) return NULL;
     b = b_copy, y = b->node;
   }
