@@ -246,12 +246,13 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
     if (m >= 0) {
       int ma = axis_of(ks, mdim); /* its index after the upcasts of v */
       /* 8 rows when the registers allow (32 with AVX-512: 16 accumulators) and k is long enough
-       * that the B panel, not the A rows, is what each pass streams (2x faster at 2048 here) */
+       * that the B panel, not the A rows, is what each pass streams (on one core here: 1.6x at
+       * k = 768 and 1024, 1.05-1.6x at 128-512; at k = 64, 4 rows are faster) */
       int64_t klen = 1;
       for (int a = 0; a < ks->naxes; a++)
         if (ks->ax[a].kind == TKC_AX_REDUCE) klen *= ks->ax[a].size;
       int amounts[7] = {4, 3, 5, 2, 0};
-      if (w >= 16 && msize % 8 == 0 && klen >= 1024) amounts[0] = 8, amounts[4] = 4;
+      if (w >= 16 && msize % 8 == 0 && klen >= 128) amounts[0] = 8, amounts[4] = 4;
       else if (w >= 16) /* rows of 7x7, 14x14 images (P = 49, 196): 7 of them, with two vectors 14 accumulators */
         memcpy(amounts, (const int[]){7, 6, 4, 5, 3, 2, 0}, sizeof amounts);
       for (int k = 0; k < 7 && amounts[k] && ma >= 0; k++)
