@@ -228,8 +228,16 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
     if (ks->ax[a].size % w == 0 && some_load(&S, ks->ax[a].dim, 1) && some_load(&S, ks->ax[a].dim, 0)) v = a;
   if (v >= 0) {
     int vdim = ks->ax[v].dim, m = -1;
-    if (v != c) m = c;
-    else /* the rows: an axis along which the vector operand is broadcast (a conv's output channels,
+    if (v != c) {
+      m = c;
+      /* rows of the output row, unless it divides badly (26 = 2 x 13): then another axis the vector
+       * operand is broadcast along too, that 8 divides (a conv's batch) */
+      if (w >= 16 && csize % 8 && csize % 7 && csize % 6 && csize % 4)
+        for (int a = 0; a < first_reduce; a++)
+          if (a != v && a != c && ks->ax[a].size % 8 == 0 && vector_broadcast(&S, ks->ax[v].dim, ks->ax[a].dim) &&
+              (m == c || ks->ax[a].size > ks->ax[m].size))
+            m = a;
+    } else /* the rows: an axis along which the vector operand is broadcast (a conv's output channels,
           * not its batch: rows of the batch would each load their own vectors), the longest */
       for (int pass = 0; pass < 2 && m < 0; pass++)
         for (int a = 0; a < first_reduce; a++)
@@ -240,8 +248,8 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
     int mdim = m >= 0 ? ks->ax[m].dim : -1;
     try_opt(ks, TKC_OPT_UPCAST, v, w, r);
     /* two vectors: along the contiguous output axis, or (32 registers) along another one, e.g. a
-     * conv's output channels, when its rows are too short to tile by 8 */
-    if (ks->ax[v].dim == vdim && ks->ax[v].size % 2 == 0 && ks->ax[v].size >= 4 && (v == c || (w >= 16 && msize % 8)))
+     * conv's output channels */
+    if (ks->ax[v].dim == vdim && ks->ax[v].size % 2 == 0 && ks->ax[v].size >= 4 && (v == c || w >= 16))
       try_opt(ks, TKC_OPT_UPCAST, v, 2, r);
     if (m >= 0) {
       int ma = axis_of(ks, mdim); /* its index after the upcasts of v */
