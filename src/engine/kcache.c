@@ -40,19 +40,22 @@ typedef struct bytes {
   bool oom;
 } bytes;
 
-static void put_bytes(bytes *b, const void *src, size_t n) {
-  if (b->oom) return;
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap * 2 : 1024;
-    while (cap < b->len + n) cap *= 2;
-    unsigned char *np = tkc_realloc(b->p, cap);
-    if (!np) {
-      b->oom = true;
-      return;
-    }
-    b->p = np;
-    b->cap = cap;
+static bool grow_bytes(bytes *b, size_t n) {
+  if (b->oom) return false;
+  size_t cap = b->cap ? b->cap * 2 : 4096;
+  while (cap < b->len + n) cap *= 2;
+  unsigned char *np = tkc_realloc(b->p, cap);
+  if (!np) {
+    b->oom = true;
+    return false;
   }
+  b->p = np;
+  b->cap = cap;
+  return true;
+}
+
+static inline void put_bytes(bytes *b, const void *src, size_t n) {
+  if (b->len + n > b->cap && !grow_bytes(b, n)) return;
   memcpy(b->p + b->len, src, n);
   b->len += n;
 }
