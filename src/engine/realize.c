@@ -36,11 +36,9 @@ static tkc_codegen codegen_for(tkc_graph *g, tkc_uop *ast, const tkc_renderer *r
   return cg;
 }
 
-/* What a built kernel depends on: the device, the opts (given, or the heuristics and the settings
- * they read) and the AST. Malloc'ed; NULL when out of memory. */
-static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given, int beam) {
-  char *ast_str = tkc_uop_str(ast);
-  if (!ast_str) return NULL;
+/* What a built kernel depends on besides its AST: the device and the opts (given, or the heuristics
+ * and the settings they read). Malloc'ed; NULL when out of memory. */
+static char *kernel_settings(const tkc_device *d, const given_opts *given, int beam) {
   tkc_sbuf b = {0};
   const tkc_renderer *r = tkc_device_renderer(d);
   char rkey[256] = "", hkey[256] = ""; /* the settings the renderer's output and the heuristics' picks depend on */
@@ -52,16 +50,35 @@ static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opt
     tkc_heuristics_key(hkey, sizeof hkey);
     tkc_sbuf_printf(&b, "heuristics noopt=%d %s beam=%d", tkc_codegen_noopt(), hkey, beam);
   }
-  tkc_sbuf_printf(&b, "\n%s", ast_str);
+  return tkc_sbuf_take(&b);
+}
+
+/* The printed kernel key: the settings and the printed AST. Beam search's results on disk are
+ * stored under it (so it must stay stable across processes) and kernel names are numbered by it;
+ * only a kernel being built needs it (the kernel cache has its own key, kcache.h). Malloc'ed; NULL
+ * when out of memory. */
+static char *printed_key(const char *settings, const tkc_uop *ast) {
+  char *ast_str = tkc_uop_str(ast);
+  if (!ast_str) return NULL;
+  tkc_sbuf b = {0};
+  tkc_sbuf_printf(&b, "%s\n%s", settings, ast_str);
   tkc_free(ast_str);
   return tkc_sbuf_take(&b);
+}
+
+static char *kernel_key(const tkc_device *d, const tkc_uop *ast, const given_opts *given, int beam) {
+  char *settings = kernel_settings(d, given, beam);
+  char *key = settings ? printed_key(settings, ast) : NULL;
+  tkc_free(settings);
+  return key;
 }
 
 /* a schedule item's program: from the kernel cache, or built by this realize */
 typedef struct built {
   tkc_program *p;
   tkc_kcache_ref ref;
-  char *key;        /* when built here: its kernel cache key */
+  tkc_kcache_key ck; /* its kernel cache key */
+  char *key;         /* when built here: its printed key (printed_key) */
   double prepare_s; /* the time before compiling */
 } built;
 
@@ -140,17 +157,25 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
   tkc_status st = item && jobs ? TKC_OK : tkc_err(TKC_ENOMEM, "out of memory building kernels");
   tkc_ctx *ctx = s->n ? s->items[0].out->ctx : NULL;
   int width = ctx && tkc_device_renderer(ctx->dev) && !tkc_codegen_noopt() ? tkc_beam_width(ctx->beam) : 0; /* TKC_NOOPT: no search either */
+  /* the settings text once per realize (the last item's differs when it has given opts) */
+  char *settings = !st && ctx ? kernel_settings(ctx->dev, NULL, width) : NULL, *given_settings = NULL;
+  if (!st && ctx && !settings) st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
+  if (!st && given && !(given_settings = kernel_settings(ctx->dev, given, 0))) st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
   for (size_t i = 0; !st && i < s->n; i++) { /* the kernel cache first */
     tkc_sched_item *it = &s->items[i];
     if (max_numel(it->out) == 0) continue;
-    const given_opts *g = i + 1 == s->n ? given : NULL;
-    if (!(b[i].key = kernel_key(ctx->dev, it->ast, g, g ? 0 : width))) st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
-    else if (!(b[i].p = tkc_kcache_get(b[i].key, &b[i].ref))) nmiss++;
+    bool last = i + 1 == s->n && given;
+    if (!(st = tkc_kcache_key_make(&b[i].ck, last ? given_settings : settings, it->ast)) && !(b[i].p = tkc_kcache_get(&b[i].ck, &b[i].ref)))
+      nmiss++;
   }
   for (size_t i = 0; !st && i < s->n; i++) { /* then what it lacks: opts, lowering, rendering */
     tkc_sched_item *it = &s->items[i];
-    if (b[i].p || !b[i].key) continue;
+    if (b[i].p || !b[i].ck.bytes) continue;
     const given_opts *g = i + 1 == s->n ? given : NULL;
+    if (!(b[i].key = printed_key(g ? given_settings : settings, it->ast))) {
+      st = tkc_err(TKC_ENOMEM, "out of memory building a kernel key");
+      break;
+    }
     double t0 = tkc_now_s();
     tkc_opt bo[TKC_MAX_OPTS];
     given_opts searched = {bo, 0};
@@ -170,8 +195,10 @@ static tkc_status build_all(tkc_schedule *s, const given_opts *given, built *b) 
   }
   for (int j = 0; !st && j < njobs; j++) { /* into the kernel cache (or the program another thread put there first) */
     built *bi = &b[item[j]];
-    bi->p = tkc_kcache_put(bi->key, bi->p, &bi->ref);
+    bi->p = tkc_kcache_put(&bi->ck, bi->p, &bi->ref);
   }
+  tkc_free(settings);
+  tkc_free(given_settings);
   tkc_free(item);
   tkc_free(jobs);
   return st;
@@ -228,6 +255,7 @@ static void release_all(tkc_schedule *s, built *b) {
   for (size_t i = 0; b && i < s->n; i++) {
     if (b[i].p && b[i].ref != TKC_KCACHE_TAKEN) tkc_kcache_release(b[i].ref, b[i].p); /* (taken: a jit keeps it) */
     tkc_free(b[i].key);
+    tkc_kcache_key_free(&b[i].ck);
   }
   tkc_free(b);
 }
