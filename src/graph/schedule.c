@@ -169,7 +169,7 @@ static tkc_users *count_users(int nroots, tkc_lazy *const *roots) {
   size_t sp = 0, scap = 64 + (size_t)nroots, k;
   tkc_users *u = tkc_calloc(1, sizeof *u);
   tkc_lazy **stack = tkc_malloc(scap * sizeof *stack);
-  if (!u || !stack || users_alloc(u, 1024)) goto fail;
+  if (!u || !stack || users_alloc(u, 64)) goto fail; /* (grows) */
   for (int r = 0; r < nroots; r++) {
     if ((k = users_entry(u, roots[r])) == (size_t)-1) goto fail;
     if (u->seen[k]) continue;
@@ -333,7 +333,7 @@ static tkc_status deep_cuts(tkc_lazy *t, tkc_lazy ***cuts_out, size_t *ncuts) {
   size_t sp = 0, scap = 64;
   tkc_lazy **stack = tkc_malloc(scap * sizeof *stack);
   tkc_status st = TKC_OK;
-  if (!stack || users_alloc(&w.map, 1024)) goto oom;
+  if (!stack || users_alloc(&w.map, 64)) goto oom; /* (grows: most roots are a few nodes) */
   stack[sp++] = t;
   while (sp && !st) {
     tkc_lazy *n = stack[sp - 1];
