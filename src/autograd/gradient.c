@@ -326,7 +326,11 @@ static tkc_tensor *conv_weight_grad(tkc_tensor *x, tkc_tensor *g, int64_t kh, in
   tkc_tensor *xa = half ? TL(tkc_cast(x, TKC_FLOAT32)) : x, *ga = half ? TL(tkc_cast(g, TKC_FLOAT32)) : g;
   /* x padded (channel-last in memory when C is the vector axis), then its windows (N, C, OH, OW, KH, KW) */
   tkc_tensor *xp = p ? TL(tkc_pad(xa, (const int64_t[]){0, 0, 0, 0, p, p, p, p}, 0)) : xa;
-  bool cvec = ci >= o;
+  /* the vector axis B: one that whole vectors divide (16 lanes: AVX-512 float32), C when x is padded
+   * (its copy is then padded once, where x read in place would check bounds per row and tap: 4x
+   * slower at 5x5 pad 2), else the wider */
+  bool c16 = ci % 16 == 0, o16 = o % 16 == 0;
+  bool cvec = c16 ? (!o16 || p > 0 || ci >= o) : (!o16 && ci >= o);
   tkc_tensor *xv = xp;
   if (cvec) {
     tkc_tensor *xl = TL(tkc_contiguous(TL(tkc_permute(xp, (const int[]){0, 2, 3, 1}))));
