@@ -310,7 +310,7 @@ static tkc_tensor *tl(tlist *l, tkc_tensor *t) {
  * in float32 for the half types (their operands widened first):
  *   dw[o,c,i,j] = sum over n of ( sum over (oh,ow) of g[n,o,oh,ow] * xpad[n,c,oh*s+i,ow*s+j] )
  * Per image n and tap (i,j) the inner sum is a matmul (O x OH*OW) @ (OH*OW x C). The operand of the
- * wider of C and O (B) is copied channel-last, (N,OH,OW,O) or padded (N,HP,WP,C), so that the
+ * vector axis B (C or O, chosen below) is copied channel-last, (N,OH,OW,O) or padded (N,HP,WP,C): the
  * product (A, N, KH, KW, B, OH, OW) has an output axis one load reads contiguously and the other
  * broadcasts: the heuristics give it the matmul register tile (vectors along B, rows of A; the
  * other operand read in place, one scalar per row). The B panel is the outer loop and the images
@@ -359,11 +359,17 @@ static tkc_tensor *conv_weight_grad(tkc_tensor *x, tkc_tensor *g, int64_t kh, in
   tkc_tensor *g7 = TL(tkc_reshape(gp, 7, cvec ? (const int64_t[]){o, nb, 1, 1, 1, oh, ow} : (const int64_t[]){1, nb, 1, 1, o, oh, ow}));
   tkc_tensor *prod = x7 && g7 ? TL(tkc_mul(x7, g7)) : NULL;
   /* per image, then over the images: reduces of their own (tkc_sum would split the first one
-   * across the images, into per-image partials in another order) */
-  tkc_lazy *part = prod ? tkc_lz_reduce(prod->node, TKC_OP_ADD, (const int[]){0, 0, 0, 0, 0, 1, 1}) : NULL;
+   * across the images, into partials in another order). The partials kept under 2^22 elements (as
+   * tinygrad's split_reduceop): past that, groups of nc images per partial */
+  int64_t wsize = o * ci * kh * kw, ng = nb;
+  while (ng > 1 && (nb % ng || ng > ((int64_t)1 << 22) / wsize)) ng--;
+  int64_t nc = nb / ng, a = cvec ? o : ci, bv = cvec ? ci : o;
+  tkc_tensor *p8 = TL(tkc_reshape(prod, 8, (const int64_t[]){a, ng, nc, kh, kw, bv, oh, ow}));
+  tkc_tensor *q8 = TL(tkc_permute(p8, (const int[]){0, 1, 3, 4, 5, 2, 6, 7})); /* (A, NG, KH, KW, B, NC, OH, OW) */
+  tkc_lazy *part = q8 ? tkc_lz_reduce(q8->node, TKC_OP_ADD, (const int[]){0, 0, 0, 0, 0, 1, 1, 1}) : NULL;
   tkc_tensor *pt = part ? TL(tkc_wrap(prod->ctx, part)) : NULL;
-  tkc_lazy *all = pt ? tkc_lz_reduce(pt->node, TKC_OP_ADD, (const int[]){0, 1, 0, 0, 0, 0, 0}) : NULL;
-  tkc_tensor *at = all ? TL(tkc_wrap(prod->ctx, all)) : NULL;
+  tkc_lazy *all = pt && ng > 1 ? tkc_lz_reduce(pt->node, TKC_OP_ADD, (const int[]){0, 1, 0, 0, 0, 0, 0, 0}) : NULL;
+  tkc_tensor *at = ng == 1 ? pt : all ? TL(tkc_wrap(prod->ctx, all)) : NULL;
   tkc_tensor *a4 = TL(tkc_reshape(at, 4, cvec ? (const int64_t[]){o, kh, kw, ci} : (const int64_t[]){ci, kh, kw, o}));
   tkc_tensor *dw = a4 ? tkc_permute(a4, cvec ? (const int[]){0, 3, 1, 2} : (const int[]){3, 0, 1, 2}) : NULL;
   drop_list(&tl_);
