@@ -361,8 +361,8 @@ static tkc_tensor *conv_weight_grad(tkc_tensor *x, tkc_tensor *g, int64_t kh, in
   /* per image, then over the images: reduces of their own (tkc_sum would split the first one
    * across the images, into partials in another order). The partials kept under 2^22 elements (as
    * tinygrad's split_reduceop): past that, groups of nc images per partial */
-  int64_t wsize = o * ci * kh * kw, ng = nb;
-  while (ng > 1 && (nb % ng || ng > ((int64_t)1 << 22) / wsize)) ng--;
+  int64_t wsize = o * ci * kh * kw, ng = nb > 1 ? nb : 1; /* (empty shapes: one group) */
+  while (ng > 1 && (nb % ng || ng > ((int64_t)1 << 22) / (wsize ? wsize : 1))) ng--;
   int64_t nc = nb / ng, a = cvec ? o : ci, bv = cvec ? ci : o;
   tkc_tensor *p8 = TL(tkc_reshape(prod, 8, (const int64_t[]){a, ng, nc, kh, kw, bv, oh, ow}));
   tkc_tensor *q8 = TL(tkc_permute(p8, (const int[]){0, 1, 3, 4, 5, 2, 6, 7})); /* (A, NG, KH, KW, B, NC, OH, OW) */
