@@ -287,29 +287,110 @@ static tkc_lazy *take(gctx *c, tkc_tensor *t, tkc_tensor **tmp, int ntmp) {
 
 /* tkc_conv2d (x (N,C,H,W), w (O,C,KH,KW), stride s, padding p). Through the decomposition dx is a
  * (N,C,OH,OW,KH,KW) product summed over O and then shifted KH*KW ways, dw a reduce over strided
- * axes; as convolutions both get the forward conv's register tiles:
+ * axes. dx as a convolution gets the forward conv's register tiles:
  *   dx = conv_transpose2d(g, w), stride s, pad p, output_padding the rows the forward's floor left
- *   dw = x correlated with g: conv2d_ex(x^T (C,N,H,W), g^T (O,N,OH,OW)), pad p, dilation s ->
- *        (C, O, >= KH, >= KW), cut to KH x KW and transposed to (O, C, KH, KW) */
+ * dw (conv_weight_grad) is a matmul per image, x's windows against g, with both channel-last. */
+
+/* temporaries of conv_weight_grad, freed together */
+typedef struct {
+  tkc_tensor *t[24];
+  int n;
+} tlist;
+static void drop_list(tlist *l) {
+  for (int i = 0; i < l->n; i++) tkc_tensor_free(l->t[i]);
+}
+static tkc_tensor *tl(tlist *l, tkc_tensor *t) {
+  if (t && l->n < 24) l->t[l->n++] = t;
+  else if (t) tkc_tensor_free(t), t = NULL;
+  return t;
+}
+#define TL(e) tl(&tl_, (e))
+
+/* dw (O, C, KH, KW) of conv2d(x (N,C,H,W), w, stride s, padding p) from g (N,O,OH,OW) in a buffer,
+ * in float32 for the half types (their operands widened first):
+ *   dw[o,c,i,j] = sum over n of ( sum over (oh,ow) of g[n,o,oh,ow] * xpad[n,c,oh*s+i,ow*s+j] )
+ * Per image n and tap (i,j) the inner sum is a matmul (O x OH*OW) @ (OH*OW x C). The operand of the
+ * vector axis B (C or O, chosen below) is copied channel-last, (N,OH,OW,O) or padded (N,HP,WP,C): the
+ * product (A, N, KH, KW, B, OH, OW) has an output axis one load reads contiguously and the other
+ * broadcasts: the heuristics give it the matmul register tile (vectors along B, rows of A; the
+ * other operand read in place, one scalar per row). The B panel is the outer loop and the images
+ * the next, so each image's slices stay in cache across its taps and rows; the per-image partials
+ * are then summed over N (a single reduce over (N,OH,OW) per tile would stream all of x and g from
+ * memory once per tile). As a conv of x^T (C,N,H,W) by g^T (O,N,OH,OW) - the batch as channels
+ * and a kernel the size of the output - it was 7-10x slower: its reduce had no such axis. */
+static tkc_tensor *conv_weight_grad(tkc_tensor *x, tkc_tensor *g, int64_t kh, int64_t kw, int s, int p) {
+  tlist tl_ = {0};
+  const tkc_lazy *xn = x->node, *gn = g->node;
+  int64_t nb = xn->shape[0], ci = xn->shape[1], o = gn->shape[1], oh = gn->shape[2], ow = gn->shape[3];
+  bool half = xn->dtype == TKC_FLOAT16 || xn->dtype == TKC_BFLOAT16 || gn->dtype == TKC_FLOAT16 || gn->dtype == TKC_BFLOAT16;
+  tkc_tensor *xa = half ? TL(tkc_cast(x, TKC_FLOAT32)) : x, *ga = half ? TL(tkc_cast(g, TKC_FLOAT32)) : g;
+  /* x padded (channel-last in memory when C is the vector axis), then its windows (N, C, OH, OW, KH, KW) */
+  tkc_tensor *xp = p ? TL(tkc_pad(xa, (const int64_t[]){0, 0, 0, 0, p, p, p, p}, 0)) : xa;
+  /* the vector axis B: one that whole vectors divide (16 lanes: AVX-512 float32), C when x is padded
+   * (its copy is then padded once, where x read in place would check bounds per row and tap: 4x
+   * slower at 5x5 pad 2), else the wider */
+  bool c16 = ci % 16 == 0, o16 = o % 16 == 0;
+  bool cvec = c16 ? (!o16 || p > 0 || ci >= o) : (!o16 && ci >= o);
+  tkc_tensor *xv = xp;
+  if (cvec) {
+    tkc_tensor *xl = TL(tkc_contiguous(TL(tkc_permute(xp, (const int[]){0, 2, 3, 1}))));
+    xv = TL(tkc_permute(xl, (const int[]){0, 3, 1, 2}));
+  }
+  tkc_tensor *win = NULL;
+  if (xv) {
+    const tkc_lazy *v = xv->node;
+    int64_t wshape[6] = {nb, ci, (v->shape[2] - kh) / s + 1, (v->shape[3] - kw) / s + 1, kh, kw}, arg[3] = {kh, kw, s};
+    if (wshape[2] != oh || wshape[3] != ow) {
+      drop_list(&tl_);
+      return tkc_err_null(TKC_ESHAPE, "conv2d gradient: the windows (%lldx%lld) do not match g %s", (long long)wshape[2], (long long)wshape[3], TKC_NODE_SHAPE(gn));
+    }
+    win = TL(tkc_wrap(xv->ctx, tkc_lz_move(xv->node, TKC_MOVE_WINDOW, arg, 3, 6, wshape)));
+  }
+  /* g (channel-last in memory when O is the vector axis) */
+  tkc_tensor *gv = ga;
+  if (!cvec) {
+    tkc_tensor *gl = TL(tkc_contiguous(TL(tkc_permute(ga, (const int[]){0, 2, 3, 1}))));
+    gv = TL(tkc_permute(gl, (const int[]){0, 3, 1, 2}));
+  }
+  /* the product (A, N, KH, KW, B, OH, OW): B the vector axis (the wider of C, O), A the rows */
+  tkc_tensor *xw = TL(tkc_permute(win, cvec ? (const int[]){0, 4, 5, 1, 2, 3} : (const int[]){1, 0, 4, 5, 2, 3}));
+  tkc_tensor *x7 = TL(tkc_reshape(xw, 7, cvec ? (const int64_t[]){1, nb, kh, kw, ci, oh, ow} : (const int64_t[]){ci, nb, kh, kw, 1, oh, ow}));
+  tkc_tensor *gp = cvec ? TL(tkc_permute(gv, (const int[]){1, 0, 2, 3})) : gv;
+  tkc_tensor *g7 = TL(tkc_reshape(gp, 7, cvec ? (const int64_t[]){o, nb, 1, 1, 1, oh, ow} : (const int64_t[]){1, nb, 1, 1, o, oh, ow}));
+  tkc_tensor *prod = x7 && g7 ? TL(tkc_mul(x7, g7)) : NULL;
+  /* per image, then over the images: reduces of their own (tkc_sum would split the first one
+   * across the images, into partials in another order). The partials kept under 2^22 elements (as
+   * tinygrad's split_reduceop): past that, groups of nc images per partial */
+  int64_t wsize = o * ci * kh * kw, ng = nb > 1 ? nb : 1; /* (empty shapes: one group) */
+  while (ng > 1 && (nb % ng || ng > ((int64_t)1 << 22) / (wsize ? wsize : 1))) ng--;
+  int64_t nc = nb / ng, a = cvec ? o : ci, bv = cvec ? ci : o;
+  tkc_tensor *p8 = TL(tkc_reshape(prod, 8, (const int64_t[]){a, ng, nc, kh, kw, bv, oh, ow}));
+  tkc_tensor *q8 = TL(tkc_permute(p8, (const int[]){0, 1, 3, 4, 5, 2, 6, 7})); /* (A, NG, KH, KW, B, NC, OH, OW) */
+  tkc_lazy *part = q8 ? tkc_lz_reduce(q8->node, TKC_OP_ADD, (const int[]){0, 0, 0, 0, 0, 1, 1, 1}) : NULL;
+  tkc_tensor *pt = part ? TL(tkc_wrap(prod->ctx, part)) : NULL;
+  tkc_lazy *all = pt && ng > 1 ? tkc_lz_reduce(pt->node, TKC_OP_ADD, (const int[]){0, 1, 0, 0, 0, 0, 0, 0}) : NULL;
+  tkc_tensor *at = ng == 1 ? pt : all ? TL(tkc_wrap(prod->ctx, all)) : NULL;
+  tkc_tensor *a4 = TL(tkc_reshape(at, 4, cvec ? (const int64_t[]){o, kh, kw, ci} : (const int64_t[]){ci, kh, kw, o}));
+  tkc_tensor *dw = a4 ? tkc_permute(a4, cvec ? (const int[]){0, 3, 1, 2} : (const int[]){3, 0, 1, 2}) : NULL;
+  drop_list(&tl_);
+  return dw;
+}
+#undef TL
+
 static int g_conv2d(gctx *c, const grule_in *in, tkc_lazy **gs) {
   int s = (int)in->r->arg[0], p = (int)in->r->arg[1];
   const tkc_lazy *x = X, *w = Y;
   int64_t kh = w->shape[2], kw = w->shape[3];
   int opad[2] = {(int)(x->shape[2] + 2 * p - kh - (G->shape[2] - 1) * s), (int)(x->shape[3] + 2 * p - kw - (G->shape[3] - 1) * s)};
-  tkc_tensor *t[9] = {handle(G), handle(X), handle(Y)};
+  tkc_tensor *t[5] = {handle(G), handle(X), handle(Y)};
   /* g in a buffer: both convolutions read each element KH*KW*channels times, and g is often an
    * expression (an activation's gradient) that would be recomputed for every read */
-  t[8] = t[0], t[0] = t[0] ? tkc_contiguous(t[0]) : NULL;
+  t[4] = t[0], t[0] = t[0] ? tkc_contiguous(t[0]) : NULL;
   t[3] = t[0] && t[2] ? tkc_conv_transpose2d(t[0], t[2], NULL, (const int[]){s, s}, (const int[]){p, p}, opad, NULL, 1) : NULL;
   gs[0] = cast(c, take(c, t[3], NULL, 0), x->dtype);
   t[3] = NULL; /* (taken) */
-  const int swap[4] = {1, 0, 2, 3};
-  t[4] = t[1] ? tkc_permute(t[1], swap) : NULL;
-  t[5] = t[0] ? tkc_permute(t[0], swap) : NULL;
-  t[6] = t[4] && t[5] ? tkc_conv2d_ex(t[4], t[5], NULL, NULL, (const int[]){p, p, p, p}, (const int[]){s, s}, 1) : NULL;
-  t[7] = t[6] ? tkc_shrink(t[6], (const int64_t[]){0, x->shape[1], 0, w->shape[0], 0, kh, 0, kw}) : NULL;
-  tkc_tensor *dw = t[7] ? tkc_permute(t[7], swap) : NULL;
-  gs[1] = cast(c, take(c, dw, t, 9), w->dtype);
+  tkc_tensor *dw = t[1] && t[0] ? conv_weight_grad(t[1], t[0], kh, kw, s, p) : NULL;
+  gs[1] = cast(c, take(c, dw, t, 5), w->dtype);
   return 0;
 }
 
