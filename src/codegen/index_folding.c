@@ -128,17 +128,19 @@ static bool affine_of(fold_ctx *F, dep *D, tkc_uop *e, affine *out) {
   case TKC_OP_SUB:
     if (!affine_of(F, D, e->src[0], &x) || !affine_of(F, D, e->src[1], &y)) return false;
     if (e->op == TKC_OP_SUB && y.a && !(y.a = neg(g, y.a))) return false;
+    if (x.b < -(1 << 30) || x.b > (1 << 30) || y.b < -(1 << 30) || y.b > (1 << 30)) return false; /* (no overflow below) */
     *out = (affine){add_(g, x.a, y.a), e->op == TKC_OP_ADD ? x.b + y.b : x.b - y.b};
     return true;
   case TKC_OP_MUL: {
     int c = e->src[1]->op == TKC_OP_CONST && !e->src[1]->nsrc ? 1 : e->src[0]->op == TKC_OP_CONST && !e->src[0]->nsrc ? 0 : -1;
     if (c < 0 || !affine_of(F, D, e->src[1 - c], &x)) return false;
-    int64_t k = tkc_uop_const_i(e->src[c]);
-    *out = (affine){x.a && k != 1 ? tkc_uop_alu2(g, TKC_OP_MUL, x.a, e->src[c]) : k ? x.a : NULL, x.b * k};
+    int64_t k = tkc_uop_const_i(e->src[c]), b;
+    if (__builtin_mul_overflow(x.b, k, &b)) return false;
+    *out = (affine){x.a && k != 1 ? tkc_uop_alu2(g, TKC_OP_MUL, x.a, e->src[c]) : k ? x.a : NULL, b};
     return true;
   }
   case TKC_OP_NEG:
-    if (!affine_of(F, D, e->src[0], &x)) return false;
+    if (!affine_of(F, D, e->src[0], &x) || x.b == INT64_MIN) return false;
     if (x.a && !(x.a = neg(g, x.a))) return false;
     *out = (affine){x.a, -x.b};
     return true;
@@ -286,6 +288,7 @@ static tkc_uop *count_of(fold_ctx *F, dep *D, tkc_uop *c, int64_t n) {
     if (!is_int(v->dtype) || depends(D, v) || !affine_of(F, D, e, &x) || (x.b != 1 && x.b != -1)) continue;
     if (x.a && (x.a->op != TKC_OP_CONST || x.a->nsrc)) continue;
     int64_t a = x.a ? tkc_uop_const_i(x.a) : 0;
+    if (a < -((int64_t)1 << 62) || a > ((int64_t)1 << 62)) return NULL; /* (a - n, a + n below stay in int64) */
     if (c->op == TKC_OP_CMPNE) { /* a + r != v: n - (v hits one of a .. a + n - 1, or a - n + 1 .. a) */
       int64_t lo = x.b == 1 ? a : a - n + 1, hi = x.b == 1 ? a + n : a + 1;
       if (!fits(lo, v->dtype) || !fits(hi, v->dtype) || !fits(n, v->dtype)) return NULL;
