@@ -28,6 +28,12 @@ TKC_HIDDEN const tkc_matcher *tkc_late_rules(void);
 TKC_HIDDEN const tkc_matcher *tkc_transcendental_rules(void);
 TKC_HIDDEN bool tkc_wants_transcendental_rules(const tkc_renderer *r);
 
+/* ---------------------------------------------------------------- index folding (index_folding.c) */
+/* The kernel AST with each sum over an arange compare folded (a gather at the computed index, or the
+ * count of a compare in closed form) and the reduce dims left unused dropped; ast itself when nothing
+ * folds, NULL with the error (out of memory). */
+TKC_HIDDEN tkc_uop *tkc_fold_indices(tkc_graph *g, tkc_uop *ast);
+
 /* ---------------------------------------------------------------- lowerer (lowerer.c) */
 struct tkc_kshape;
 /* The kernel for ast (SINK(STORE(DEFINE_GLOBAL, VIEW, value)), arg = (output shape, full shape)) as

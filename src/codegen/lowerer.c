@@ -155,17 +155,23 @@ static tkc_uop *fold(tkc_graph *g, tkc_op op, tkc_uop *const *v, int64_t n) {
   return r;
 }
 
-/* the index and validity of a view at the current indices */
+static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
+
+/* the index and validity of a view at the current indices, or, for a VIEW with one source per dim
+ * (a gather: codegen/index_folding.c), at the indices those sources compute */
 static tkc_status view_at(lower *L, const tkc_uop *view, int in_reduce, tkc_uop **idx, tkc_uop **valid) {
   tkc_st st;
+  tkc_uop *at[TKC_MAX_DIMS], *const *idxs = in_reduce ? L->idx_full : L->idx_out;
   if (tkc_st_from_arg(&st, &view->arg)) return tkc_err(TKC_EINTERNAL, "lowerer: malformed VIEW");
-  if (tkc_st_ndim(&st) != L->ndim) return tkc_err(TKC_EINTERNAL, "lowerer: a view of rank %d in a rank-%d kernel", tkc_st_ndim(&st), L->ndim);
-  tkc_status r = tkc_st_expr(&st, L->g, in_reduce ? L->idx_full : L->idx_out, idx, valid);
+  if (tkc_st_ndim(&st) != L->ndim || (view->nsrc && view->nsrc != L->ndim))
+    return tkc_err(TKC_EINTERNAL, "lowerer: a view of rank %d (%d sources) in a rank-%d kernel", tkc_st_ndim(&st), view->nsrc, L->ndim);
+  for (int d = 0; d < view->nsrc; d++)
+    if (!(at[d] = lower_uop(L, view->src[d], in_reduce)) || !(at[d] = tkc_uop_cast(L->g, at[d], i32()))) return tkc_last_status();
+  if (view->nsrc) idxs = at;
+  tkc_status r = tkc_st_expr(&st, L->g, idxs, idx, valid);
   if (!r) *valid = and2(L->g, *valid, in_reduce ? and2(L->g, L->pad_out, L->pad_reduce) : L->pad_out);
   return r;
 }
-
-static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
 
 /* The partial results of the GROUP_LOCAL threads of a workgroup combined: each thread stores its
  * own into shared memory, waits at the barrier, and reduces the group's values (every thread, so

@@ -49,6 +49,14 @@ static tkc_status transcendental(tkc_codegen *cg) {
   return st;
 }
 
+/* sums over an arange compare folded: a gather per output instead of a loop (codegen/index_folding.c),
+ * before the opts so that they see the kernel that is left */
+static tkc_status index_folding(tkc_codegen *cg) {
+  tkc_status st = need(cg->ast, "index_folding", "AST");
+  if (!st && !(cg->ast = tkc_fold_indices(cg->g, cg->ast))) st = failed();
+  return st;
+}
+
 /* the kernel's axes, then the caller's opts or the heuristics' (codegen/opts.c, heuristics.c), and
  * its name: the shape's, the opts', made unique by the kernel key when there is one */
 static tkc_status opts(tkc_codegen *cg) {
@@ -155,6 +163,7 @@ static void show_lowered(const tkc_codegen *cg) { dump(cg->name, "lowered kernel
 
 static const stage stages[] = {
     {"transcendental", transcendental, 0, NULL, OUT_AST},
+    {"index_folding", index_folding, 0, NULL, OUT_AST},
     {"opts", opts, 3, show_opts, OUT_AST},
     {"lower", lower, 0, NULL, OUT_SINK},
     {"simplify", simplify, 0, NULL, OUT_SINK},

@@ -21,10 +21,10 @@ static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, i32(),
 static tkc_uop *add(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return a && b ? tkc_uop_alu2(g, TKC_OP_ADD, a, b) : NULL; }
 static tkc_uop *mul(tkc_graph *g, tkc_uop *a, int64_t k) { return a ? tkc_uop_alu2(g, TKC_OP_MUL, a, ci(g, k)) : NULL; }
 
-/* the LOAD under at most one CAST to float32 */
+/* the LOAD under at most one CAST to float32 (not one read at computed indices: a folded gather) */
 static const tkc_uop *load_of(const tkc_uop *u) {
   if (u->op == TKC_OP_CAST && u->dtype.scalar == TKC_FLOAT32 && u->nsrc == 1) u = u->src[0];
-  return u->op == TKC_OP_LOAD && u->nsrc == 2 && u->src[1]->op == TKC_OP_VIEW ? u : NULL;
+  return u->op == TKC_OP_LOAD && u->nsrc == 2 && u->src[1]->op == TKC_OP_VIEW && !u->src[1]->nsrc ? u : NULL;
 }
 
 /* the element stride of a LOAD's view along kernel dim d (INT64_MIN: not affine) */
