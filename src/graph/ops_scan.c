@@ -93,8 +93,8 @@ static tkc_tensor *scan_triangle(tmps *parent, tkc_tensor *x, int kind) {
   return K(parent, done(s, reduce_last(s, K(s, tkc_where(keep, sq, cst(s, x, scan_identity(kind, n->dtype)))), kind)));
 }
 
-#define SCAN_DIRECT 32 /* longest axis scanned by one triangle */
-#define SCAN_BLOCK 16  /* the blocks of longer ones */
+#define SCAN_DIRECT 32 /* longest axis scanned by one triangle (a product tree of 32 is still cheap) */
+#define SCAN_BLOCK 16  /* the blocks of longer ones: 16 operations per element, then 1/16 of them */
 
 /* inclusive scan of the last axis: a triangle, or blocks whose exclusive totals are combined back */
 static tkc_tensor *scan_last(tmps *parent, tkc_tensor *x, int kind) {
