@@ -94,7 +94,8 @@ static const bo_shape SH_TERNARY[] = {
     END};
 static const bo_shape SH_REDUCE[] = {SA(1, 0, L_C, 7, 33),     SA(ALL, 0, L_C, 4, 5, 6), SA(0, 1, L_C, 7, 33),  SA(-1, 0, L_PERM, 33, 7),
                                      SA(1, 1, L_SLICE, 5, 7), SA(0, 0, L_C, 1),         SA(1, 0, L_BCAST, 3, 7), SA(1, 0, L_C, 0, 5), END};
-static const bo_shape SH_SCAN[] = {SA(1, 0, L_C, 3, 7), SA(0, 0, L_C, 33), SA(0, 0, L_PERM, 5, 7), SA(-1, 0, L_SLICE, 2, 9), SA(0, 0, L_C, 1), END};
+static const bo_shape SH_SCAN[] = {SA(1, 0, L_C, 3, 7), SA(0, 0, L_C, 33), SA(0, 0, L_PERM, 5, 7), SA(-1, 0, L_SLICE, 2, 9), SA(0, 0, L_C, 1),
+                                   SA(1, 0, L_C, 2, 100), SA(0, 0, L_PERM, 70, 3), END}; /* the last two in blocks */
 static const bo_shape SH_SOFTMAX[] = {SA(-1, 0, L_C, 4, 33), SA(0, 0, L_C, 7, 3), SA(1, 0, L_PERM, 5, 7), SA(-1, 0, L_C, 1, 1), END};
 static const bo_shape SH_MOVE[] = {SA(1, 0, L_C, 4, 6), SA(0, 0, L_PERM, 3, 7), SA(1, 0, L_SLICE, 5, 7), SA(0, 0, L_BCAST, 3, 4), SA(1, 0, L_C, 0, 3), END};
 static const bo_shape SH_CAT[] = {

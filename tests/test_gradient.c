@@ -711,11 +711,10 @@ static void test_backward_accumulates(void **state) {
   }
 }
 
-/* a scan longer than 512 is cut in blocks of 256 whose totals are scanned again: too many elements
- * for finite differences, so against closed forms: d sum(cumsum(x) * w) / dx[i] = sum of w[j >= i];
- * d sum(cummax(x)^2) / dx[i] = sum of 2 max_j over the prefixes j whose maximum is x[i] (distinct
- * values). Their windows of 256 are differentiated by skewed views (gradient.c skew_sum): the
- * shifted terms unrolled made one kernel clang took a minute to compile. */
+/* a scan longer than 32 is cut in blocks of 16 (triangles) whose totals are scanned again: too many
+ * elements for finite differences, so against closed forms: d sum(cumsum(x) * w) / dx[i] = sum of
+ * w[j >= i]; d sum(cummax(x)^2) / dx[i] = sum of 2 max_j over the prefixes j whose maximum is x[i]
+ * (distinct values). */
 static void test_long_scans(void **state) {
   (void)state;
   enum { N = 600 };

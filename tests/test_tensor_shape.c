@@ -722,6 +722,34 @@ static void test_scatter(void **state) {
     w = ref_scatter(&a3, 1, &ix, &s3, true);
     CHECK(tkc_scatter_add(t3, 1, lz, u3), &w, "scatter_add by a lazy index, some out of range");
     tr_free(&w), tr_free(&ix);
+    /* long: 1000 rows of index into 37 (its wrapped index in a buffer: two kernels), many duplicates,
+     * negatives; along axis 1 too (into 41 columns); and a lazy index partly out of range */
+    for (int di = 0; di < ndt; di++) {
+      tkc_dtype dt = dts[di];
+      for (int add = 0; add < 2; add++)
+        for (int axis = 0; axis < 2; axis++) {
+          href al, sl;
+          int64_t as[2] = {axis ? 5 : 37, axis ? 41 : 5}, ss[2] = {axis ? 5 : 1000, axis ? 1000 : 5};
+          tkc_tensor *tal = tr_make(ctx, dt, 2, as, TR_DOM_ANY, NULL, &al), *tsl = tr_make(ctx, dt, 2, ss, TR_DOM_ANY, NULL, &sl);
+          href il = rand_index(TKC_INT32, 2, ss, -as[axis], as[axis] - 1);
+          href wl = ref_scatter(&al, axis, &il, &sl, add);
+          tkc_tensor *r = add ? tkc_scatter_add(tal, axis, tr_upload(ctx, &il), tsl) : tkc_scatter(tal, axis, tr_upload(ctx, &il), tsl);
+          int kc = tkc_kernel_count(r);
+          snprintf(what, sizeof what, "%s: %s of 1000 into %lld, axis %d (%s)", dev, add ? "scatter_add" : "scatter", (long long)as[axis], axis, tr_dn(dt));
+          TR_EXPECT(kc == (add ? 2 : 3), "%s: needs %d kernels, want %d", what, kc, add ? 2 : 3);
+          tr_checkk(r, &wl, add, what);
+          tr_free(&wl);
+          if (dt == TKC_FLOAT32) { /* the index + 3 computed: past the end for some (writes nothing), negatives wrapped first */
+            tkc_tensor *lzl = tkc_add(tr_upload(ctx, &il), tkc_scalar(ctx, TKC_INT32, 3));
+            for (int64_t k = 0; k < il.n; k++) il.v[k].i += 3;
+            wl = ref_scatter(&al, axis, &il, &sl, add);
+            snprintf(what, sizeof what, "%s: %s of 1000 by a lazy index into %lld, axis %d", dev, add ? "scatter_add" : "scatter", (long long)as[axis], axis);
+            tr_checkk(add ? tkc_scatter_add(tal, axis, lzl, tsl) : tkc_scatter(tal, axis, lzl, tsl), &wl, add, what);
+            tr_free(&wl);
+          }
+          tr_free(&al), tr_free(&sl), tr_free(&il);
+        }
+    }
     /* one_hot: dtypes of index, negatives, 0-d, lazy out of range (zero row) */
     static const tkc_dtype ids[] = {TKC_INT32, TKC_UINT8, TKC_INT8, TKC_INT64};
     for (size_t i = 0; i < sizeof ids / sizeof ids[0]; i++) {

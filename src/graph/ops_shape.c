@@ -520,6 +520,7 @@ tkc_tensor *tkc_index_select(tkc_tensor *a, int axis, tkc_tensor *index) {
  * (the index with D, which matches nothing) and moved so the index's axis J is last and a's axis D at
  * ax: mask[..o.., j] = (index[..o with j on ax..] == o_ax), vals[..o.., j] = src[..]. A reduce over
  * the last axis then gives a's shape directly (no pad after the reduce: one kernel). */
+#define SCATTER_INDEX_BUFFER 16
 typedef struct scatter_parts {
   int n, ax;
   tkc_tensor *mask, *vals;
@@ -555,6 +556,9 @@ static int scatter_prep(pool *p, tkc_tensor *a, int axis, tkc_tensor *index, tkc
   e[n] = j;
   tkc_tensor *idx = prep_index(p, index, d, what);
   tkc_tensor *ip = P(p, idx ? tkc_pad(idx, pads, (double)d) : NULL);
+  /* each index element is compared with all d positions: past a few, the wrapped and padded index
+   * is computed once into a buffer, leaving a load, a compare and a select per step of the reduce */
+  if (d >= SCATTER_INDEX_BUFFER) ip = P(p, ip ? tkc_contiguous(ip) : NULL);
   tkc_tensor *sp0 = P(p, ip ? tkc_pad(P(p, tkc_shrink(src, ranges)), pads, 0) : NULL);
   tkc_tensor *ie = P(p, reshape_v(P(p, ip ? tkc_permute(ip, order) : NULL), n + 1, e));
   sp->vals = P(p, reshape_v(P(p, sp0 ? tkc_permute(sp0, order) : NULL), n + 1, e));
