@@ -117,14 +117,14 @@ TKC_API tkc_tensor *tkc_sum_acc(tkc_tensor *a, int naxes, const int *axes, int k
  * TKC_EINVAL; a 0-d tensor takes axis 0 or -1 and is returned as it is). Shapes are a's. */
 
 /* Sum, dtype as tkc_sum's (small ints in int32, float16 stays float16) / running max in a's dtype
- * (NaN as tkc_maximum treats it). A sliding-window view of the axis padded with n-1 identities,
- * reduced per window: one kernel and n*(n+1)/2 operations for n <= 512; longer axes are cut in
- * blocks of 256 whose totals are scanned the same way and added back, so the work stays below
- * ~256 operations per element at a few kernels per level (level k has n / 256^k elements). */
+ * (NaN as tkc_maximum treats it). n <= 32: one kernel, the axis broadcast to a triangle reduced
+ * per row (n operations per element); longer axes: blocks of 16 scanned so, the block totals
+ * scanned again (recursively) and their exclusive prefix added back: about 17 operations per
+ * element, two kernels per level. A variable-length axis is TKC_EUNSUPPORTED. */
 TKC_API tkc_tensor *tkc_cumsum(tkc_tensor *a, int axis);
 TKC_API tkc_tensor *tkc_cummax(tkc_tensor *a, int axis);
-/* Running product in a's dtype (float16/bfloat16 multiply in float32). Doubling (Hillis-Steele)
- * steps, three fused per kernel: ceil(log2(n) / 3) kernels, O(n log n) work. */
+/* Running product in a's dtype (float16/bfloat16 multiply in float32): the same blocks, each
+ * triangle a tree of pairwise products. */
 TKC_API tkc_tensor *tkc_cumprod(tkc_tensor *a, int axis);
 
 #ifdef __cplusplus

@@ -1,4 +1,4 @@
-/* Elementwise math, reductions and scans of tkc/ops_math.h, composed from the tensor API as
+/* Elementwise math and reductions of tkc/ops_math.h (scans: ops_scan.c), composed from the tensor API as
  * composite.c composes matmul: no new node kinds, so everything fuses as the primitives do.
  * Each function keeps its temporaries in a `tmps` list and frees them all but the result at the
  * end; every helper passes NULL through, so a chain needs one check (done() returns NULL then). */
