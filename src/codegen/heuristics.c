@@ -224,8 +224,11 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   /* matmul-like: an output axis one load reads contiguously and another broadcasts (the contiguous
    * output axis if it is one, else e.g. the output channels of a conv with channel-last weights) */
   int v = -1;
-  for (int a = first_reduce - 1; a >= 0 && v < 0; a--)
-    if (ks->ax[a].size % w == 0 && some_load(&S, ks->ax[a].dim, 1) && some_load(&S, ks->ax[a].dim, 0)) v = a;
+  for (int lanes = w; lanes >= 8 && v < 0; lanes /= 2) { /* half vectors where no axis divides by the width (N = 1000) */
+    for (int a = first_reduce - 1; a >= 0 && v < 0; a--)
+      if (ks->ax[a].size % lanes == 0 && some_load(&S, ks->ax[a].dim, 1) && some_load(&S, ks->ax[a].dim, 0)) v = a;
+    if (v >= 0) w = lanes;
+  }
   if (v >= 0) {
     int vdim = ks->ax[v].dim, m = -1;
     if (v != c) {
