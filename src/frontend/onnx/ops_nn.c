@@ -280,7 +280,7 @@ tkc_status onnx_build_layer_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0), *mean, *inv;
-  int naxes, axes[ONNX_MAX_DIMS];
+  int naxes = 0, axes[ONNX_MAX_DIMS];
   if ((s = trailing_axes(n, x, axes, &naxes))) return s;
   /* computed here (not tkc_layer_norm) for the Mean and InvStdDev outputs and broadcast scales */
   tkc_tensor *y = tkc_mul(normalized(n, x, naxes, axes, &mean, &inv), onnx_in(n, 1));
@@ -309,7 +309,7 @@ tkc_status onnx_build_rms_norm(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
   tkc_tensor *x = onnx_in(n, 0);
-  int naxes, axes[ONNX_MAX_DIMS];
+  int naxes = 0, axes[ONNX_MAX_DIMS];
   if ((s = trailing_axes(n, x, axes, &naxes))) return s;
   tkc_tensor *ms = tkc_mean(tkc_mul(x, x), naxes, axes, 1);
   tkc_tensor *y = tkc_mul(x, tkc_rsqrt(tkc_add(ms, tkc_scalar(n->m->ctx, tkc_dtype_of(x), onnx_attr_float(n, "epsilon", 1e-5)))));
