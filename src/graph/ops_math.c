@@ -39,19 +39,6 @@ static tkc_tensor *log_(tmps *s, tkc_tensor *a) { return K(s, tkc_log(a)); }
 static tkc_tensor *sqrt_(tmps *s, tkc_tensor *a) { return K(s, tkc_sqrt(a)); }
 static tkc_tensor *recip(tmps *s, tkc_tensor *a) { return K(s, tkc_recip(a)); }
 static tkc_tensor *reshape(tmps *s, tkc_tensor *a, int ndim, const int64_t *shape) { return K(s, tkc_reshape(a, ndim, shape)); }
-static tkc_tensor *pad_last(tmps *s, tkc_tensor *a, int64_t before, int64_t after, double v) {
-  if (!a) return NULL;
-  int64_t p[2 * TKC_MAX_DIMS] = {0};
-  p[2 * a->node->ndim - 2] = before, p[2 * a->node->ndim - 1] = after;
-  return K(s, tkc_pad(a, p, v));
-}
-static tkc_tensor *shrink_last(tmps *s, tkc_tensor *a, int64_t lo, int64_t hi) {
-  if (!a) return NULL;
-  int64_t r[2 * TKC_MAX_DIMS];
-  for (int i = 0; i < a->node->ndim; i++) r[2 * i] = 0, r[2 * i + 1] = a->node->shape[i];
-  r[2 * a->node->ndim - 2] = lo, r[2 * a->node->ndim - 1] = hi;
-  return K(s, tkc_shrink(a, r));
-}
 
 /* c[0] + z (c[1] + z (c[2] + ...)) */
 static tkc_tensor *poly(tmps *s, tkc_tensor *z, const double *c, int n) {
@@ -359,9 +346,9 @@ static int axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *
 static tkc_tensor *prod_last(tmps *s, tkc_tensor *x) {
   int64_t n = x ? x->node->shape[x->node->ndim - 1] : 1, p = 1;
   while (p < n) p *= 2;
-  x = pad_last(s, x, 0, p - n, 1);
+  x = tkc_temp_pad_last(s, x, 0, p - n, 1);
   for (int level = 1; x && p > 1; level++, p /= 2) {
-    x = mul(s, shrink_last(s, x, 0, p / 2), shrink_last(s, x, p / 2, p));
+    x = mul(s, tkc_temp_shrink_last(s, x, 0, p / 2), tkc_temp_shrink_last(s, x, p / 2, p));
     if (level % 4 == 0 && p > 2) x = K(s, tkc_contiguous(x));
   }
   return x;

@@ -22,19 +22,6 @@ static tkc_dtype dt_of(const tkc_tensor *t) { return tkc_dtype_of(t); }
 static tkc_tensor *cst(tmps *s, tkc_tensor *like, double v) { return like ? K(s, tkc_scalar(like->ctx, dt_of(like), v)) : NULL; }
 static tkc_tensor *cast(tmps *s, tkc_tensor *a, tkc_dtype dt) { return K(s, tkc_cast(a, dt)); }
 static tkc_tensor *reshape(tmps *s, tkc_tensor *a, int ndim, const int64_t *shape) { return K(s, tkc_reshape(a, ndim, shape)); }
-static tkc_tensor *pad_last(tmps *s, tkc_tensor *a, int64_t before, int64_t after, double v) {
-  if (!a) return NULL;
-  int64_t p[2 * TKC_MAX_DIMS] = {0};
-  p[2 * a->node->ndim - 2] = before, p[2 * a->node->ndim - 1] = after;
-  return K(s, tkc_pad(a, p, v));
-}
-static tkc_tensor *shrink_last(tmps *s, tkc_tensor *a, int64_t lo, int64_t hi) {
-  if (!a) return NULL;
-  int64_t r[2 * TKC_MAX_DIMS];
-  for (int i = 0; i < a->node->ndim; i++) r[2 * i] = 0, r[2 * i + 1] = a->node->shape[i];
-  r[2 * a->node->ndim - 2] = lo, r[2 * a->node->ndim - 1] = hi;
-  return K(s, tkc_shrink(a, r));
-}
 
 enum { SCAN_SUM, SCAN_MAX, SCAN_PROD };
 static const char *const scan_name[3] = {"cumsum", "cummax", "cumprod"};
@@ -66,8 +53,8 @@ static tkc_tensor *reduce_last(tmps *s, tkc_tensor *x, int kind) {
   if (kind != SCAN_PROD) return K(s, kind == SCAN_SUM ? tkc_sum(x, 1, &last, 0) : tkc_max(x, 1, &last, 0));
   int64_t n = x->node->shape[last], p = 1, sh[TKC_MAX_DIMS];
   while (p < n) p *= 2;
-  x = pad_last(s, x, 0, p - n, 1);
-  for (; x && p > 1; p /= 2) x = combine(s, kind, shrink_last(s, x, 0, p / 2), shrink_last(s, x, p / 2, p));
+  x = tkc_temp_pad_last(s, x, 0, p - n, 1);
+  for (; x && p > 1; p /= 2) x = combine(s, kind, tkc_temp_shrink_last(s, x, 0, p / 2), tkc_temp_shrink_last(s, x, p / 2, p));
   if (!x) return NULL;
   memcpy(sh, x->node->shape, sizeof(int64_t) * (size_t)last);
   return reshape(s, x, last, sh);
@@ -110,14 +97,14 @@ static tkc_tensor *scan_last(tmps *parent, tkc_tensor *x, int kind) {
   memcpy(ts, n->shape, sizeof(int64_t) * (size_t)nd);
   memcpy(full, n->shape, sizeof(int64_t) * (size_t)nd);
   bs[nd - 1] = nb, bs[nd] = SCAN_BLOCK, ts[nd - 1] = nb, full[nd - 1] = nb * SCAN_BLOCK;
-  tkc_tensor *xp = reshape(s, pad_last(s, x, 0, nb * SCAN_BLOCK - len, scan_identity(kind, n->dtype)), nd + 1, bs);
+  tkc_tensor *xp = reshape(s, tkc_temp_pad_last(s, x, 0, nb * SCAN_BLOCK - len, scan_identity(kind, n->dtype)), nd + 1, bs);
   tkc_tensor *inner = K(s, tkc_contiguous(scan_triangle(s, xp, kind)));                   /* (..., nb, B) */
-  tkc_tensor *tot = reshape(s, shrink_last(s, inner, SCAN_BLOCK - 1, SCAN_BLOCK), nd, ts); /* (..., nb) */
+  tkc_tensor *tot = reshape(s, tkc_temp_shrink_last(s, inner, SCAN_BLOCK - 1, SCAN_BLOCK), nd, ts); /* (..., nb) */
   tkc_tensor *incl = scan_last(s, tot, kind);
-  tkc_tensor *excl = shrink_last(s, pad_last(s, incl, 1, 0, scan_identity(kind, n->dtype)), 0, nb);
+  tkc_tensor *excl = tkc_temp_shrink_last(s, tkc_temp_pad_last(s, incl, 1, 0, scan_identity(kind, n->dtype)), 0, nb);
   bs[nd] = 1;
   tkc_tensor *r = combine(s, kind, inner, reshape(s, excl, nd + 1, bs));
-  return K(parent, done(s, shrink_last(s, reshape(s, r, nd, full), 0, len)));
+  return K(parent, done(s, tkc_temp_shrink_last(s, reshape(s, r, nd, full), 0, len)));
 }
 
 static tkc_tensor *scan(tkc_tensor *a, int axis, int kind) {

@@ -17,6 +17,21 @@ tkc_tensor *tkc_temps_done(tkc_temps *s, tkc_tensor *r) {
   return r;
 }
 
+tkc_tensor *tkc_temp_pad_last(tkc_temps *s, tkc_tensor *a, int64_t before, int64_t after, double v) {
+  if (!a) return NULL;
+  int64_t p[2 * TKC_MAX_DIMS] = {0};
+  p[2 * a->node->ndim - 2] = before, p[2 * a->node->ndim - 1] = after;
+  return tkc_temp(s, tkc_pad(a, p, v));
+}
+
+tkc_tensor *tkc_temp_shrink_last(tkc_temps *s, tkc_tensor *a, int64_t lo, int64_t hi) {
+  if (!a) return NULL;
+  int64_t r[2 * TKC_MAX_DIMS];
+  for (int i = 0; i < a->node->ndim; i++) r[2 * i] = 0, r[2 * i + 1] = a->node->shape[i];
+  r[2 * a->node->ndim - 2] = lo, r[2 * a->node->ndim - 1] = hi;
+  return tkc_temp(s, tkc_shrink(a, r));
+}
+
 int tkc_axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *axes, int *mask) {
   for (int i = 0; i < a->ndim; i++) mask[i] = naxes == 0 || !axes;
   if (naxes < 0) return tkc_err(TKC_EINVAL, "%s: naxes is %d (0 reduces every axis)", what, naxes), -1;

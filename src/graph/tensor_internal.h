@@ -20,6 +20,10 @@ typedef struct tkc_temps {
 } tkc_temps;
 TKC_HIDDEN tkc_tensor *tkc_temp(tkc_temps *s, tkc_tensor *x);
 TKC_HIDDEN tkc_tensor *tkc_temps_done(tkc_temps *s, tkc_tensor *r);
+/* a's last axis padded with `before` and `after` values v / shrunk to [lo, hi), recorded in s
+ * (NULL passes through) */
+TKC_HIDDEN tkc_tensor *tkc_temp_pad_last(tkc_temps *s, tkc_tensor *a, int64_t before, int64_t after, double v);
+TKC_HIDDEN tkc_tensor *tkc_temp_shrink_last(tkc_temps *s, tkc_tensor *a, int64_t lo, int64_t hi);
 /* mask[i] = 1 for each axis a reduction over (naxes, axes) reduces (naxes 0 / axes NULL: all);
  * -1 with TKC_EINVAL for a bad or repeated axis (the message starts with what, the op's name) */
 TKC_HIDDEN int tkc_axes_mask(const char *what, const tkc_lazy *a, int naxes, const int *axes, int *mask);
