@@ -129,27 +129,38 @@ static tkc_status check_nodes(tkc_onnx_model *m) {
  * any other reader of the initializer reads the view. */
 static tkc_status conv_weights_channel_last(tkc_onnx_model *m) {
   const Onnx__GraphProto *g = m->proto->graph;
-  for (size_t i = 0; i < g->n_node; i++) {
+  tkc_tensor **cl = calloc(m->ninit ? (size_t)m->ninit : 1, sizeof *cl); /* per initializer: its copy, or NULL */
+  if (!cl) return tkc_err(TKC_ENOMEM, "ONNX: out of memory");
+  tkc_tensor *todo[256];
+  int n = 0;
+  tkc_status st = TKC_OK;
+  for (size_t i = 0; i < g->n_node && !st; i++) {
     const Onnx__NodeProto *nd = g->node[i];
     if (strcmp(nd->op_type, "Conv") || nd->n_input < 2 || !nd->input[1]) continue;
     int64_t group = 1;
     for (size_t k = 0; k < nd->n_attribute; k++)
       if (!strcmp(nd->attribute[k]->name, "group")) group = nd->attribute[k]->i;
-    onnx_init *in = NULL;
-    for (int k = 0; k < m->ninit && !in; k++)
-      if (!strcmp(m->inits[k].name, nd->input[1])) in = &m->inits[k];
-    tkc_dtype dt = in ? tkc_dtype_of(in->t) : TKC_VOID;
+    int w = -1;
+    for (int k = 0; k < m->ninit && w < 0; k++)
+      if (!strcmp(m->inits[k].name, nd->input[1])) w = k;
+    tkc_dtype dt = w >= 0 ? tkc_dtype_of(m->inits[w].t) : TKC_VOID;
     int real = dt == TKC_FLOAT32 || dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT64;
-    if (group != 1 || !real || tkc_ndim(in->t) != 4 || tkc_dim(in->t, 0) % 8) continue;
-    tkc_tensor *p = tkc_permute(in->t, (const int[]){1, 2, 3, 0}), *c = p ? tkc_contiguous(p) : NULL;
-    tkc_tensor *v = c && !tkc_realize(c) ? tkc_permute(c, (const int[]){3, 0, 1, 2}) : NULL;
+    if (group != 1 || !real || cl[w] || tkc_ndim(m->inits[w].t) != 4 || tkc_dim(m->inits[w].t, 0) % 8) continue;
+    tkc_tensor *p = tkc_permute(m->inits[w].t, (const int[]){1, 2, 3, 0});
+    if (!(cl[w] = p ? tkc_contiguous(p) : NULL)) st = tkc_last_status();
     tkc_tensor_free(p);
-    tkc_tensor_free(c);
-    if (!v) return tkc_last_status();
-    tkc_tensor_free(in->t);
-    in->t = v;
+    if (!st) todo[n++] = cl[w];
+    if (!st && n == (int)(sizeof todo / sizeof *todo)) st = tkc_realize_all(n, todo), n = 0; /* one schedule per 256 weights */
   }
-  return TKC_OK;
+  if (!st && n) st = tkc_realize_all(n, todo);
+  for (int k = 0; k < m->ninit; k++) {
+    tkc_tensor *v = !st && cl[k] ? tkc_permute(cl[k], (const int[]){3, 0, 1, 2}) : NULL;
+    if (!st && cl[k] && !v) st = tkc_last_status();
+    if (v) tkc_tensor_free(m->inits[k].t), m->inits[k].t = v;
+    tkc_tensor_free(cl[k]);
+  }
+  free(cl);
+  return st;
 }
 
 static tkc_onnx_model *load_proto(tkc_ctx *ctx, const uint8_t *data, size_t n, const char *base_dir) {
