@@ -1,0 +1,33 @@
+/* src/io/quant.h — GGML's quantized weight formats, kept packed in device memory and dequantized by
+ * tensor ops (bitcast, shifts, masks, scales) that fuse into the consuming matmul/matvec, as tinygrad's
+ * nn/state.py ggml_data_to_tensor does: the full-precision weights never exist in memory.
+ * Used by the GGUF reader (src/io/gguf.c); public API only (tkc.h). */
+#ifndef TKC_IO_QUANT_H
+#define TKC_IO_QUANT_H
+#include "tkc.h"
+
+/* GGML type ids (ggml.h GGML_TYPE_*, as stored in GGUF tensor infos) */
+enum {
+  TKC_GGML_F32 = 0, TKC_GGML_F16 = 1, TKC_GGML_Q4_0 = 2, TKC_GGML_Q4_1 = 3, TKC_GGML_Q5_0 = 6,
+  TKC_GGML_Q5_1 = 7, TKC_GGML_Q8_0 = 8, TKC_GGML_Q4_K = 12, TKC_GGML_Q5_K = 13, TKC_GGML_Q6_K = 14,
+  TKC_GGML_BF16 = 30
+};
+
+/* one row of the format table: block_elems values are stored in block_bytes bytes */
+typedef struct {
+  int type;
+  const char *name; /* "Q4_0", as GGML names it */
+  int block_elems, block_bytes;
+} tkc_quant_format;
+
+/* The row of a GGML type id, or NULL when tkc does not read that type. */
+const tkc_quant_format *tkc_quant_format_of(int ggml_type);
+
+/* A new lazy float32 tensor of the row-major `shape` (ndim >= 1) whose values are the dequantized
+ * blocks of `packed`: a 1-D uint8 tensor of exactly numel(shape) / block_elems * block_bytes bytes
+ * (its ctx is the result's). The last dim must be a multiple of block_elems (a GGML row never starts
+ * inside a block). NULL with tkc_last_error() set otherwise (TKC_EUNSUPPORTED for a type without a
+ * row, TKC_ESHAPE for sizes that do not fit). packed is not consumed (the caller keeps its handle). */
+tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, const int64_t *shape);
+
+#endif
