@@ -305,6 +305,13 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   for (int lanes = w; lanes >= 4; lanes /= 2) /* the widest vector that divides the row (a 56-wide pool: 8 lanes) */
     if (csize % lanes == 0) {
       try_opt(ks, TKC_OPT_UPCAST, c, lanes, r);
-      return;
+      break;
     }
+  /* and rows of another output axis that a load broadcasts (the output rows of a scatter-add, whose
+   * indices and values every row compares against): each vector loaded serves 4-8 accumulators
+   * instead of one, and the reduce's operands are streamed once per tile, not once per row */
+  int fr = tkc_kshape_first_reduce(ks), row = -1;
+  for (int a = 0; a < fr; a++)
+    if (ks->ax[a].dim != cdim && ks->ax[a].size % 4 == 0 && some_load(&S, ks->ax[a].dim, 0) && (row < 0 || ks->ax[a].size > ks->ax[row].size)) row = a;
+  if (row >= 0) try_opt(ks, TKC_OPT_UPCAST, row, w >= 16 && ks->ax[row].size % 8 == 0 ? 8 : 4, r);
 }
