@@ -67,14 +67,15 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
    * register-tiled kernel reads a (K, W) panel per row tile; read straight from a (K, N) b, each k is
    * a new row N floats away, and at a power-of-two row length (N = 1024, 2048) every k of the panel
    * falls into the same few cache sets, so no level keeps the panel (matmul 2048 at half numpy's
-   * speed; packed, 2x faster, as BLAS packs it). Only where the copy pays (M >= 256 rows reuse it)
-   * and the panel would alias: row length a multiple of 2 KB, or b larger than the L2. */
+   * speed; packed, 2x faster, as BLAS packs it). Only where the copy pays (M >= 512 rows reuse it)
+   * and the panel would alias: row length a multiple of 4 KB, or b far larger than the L2 (at 512
+   * it measured neutral, at 1024 1.2x). */
   int64_t w = 2 * (int64_t)tkc_host_simd_bytes() / 4, bm = m;
   for (int i = 0; i < nb; i++) bm *= xs[i];
   bool b2d = true;
   for (int i = 0; i < nb; i++) b2d = b2d && ys[i] == 1;
-  if (b2d && a->ctx->dev->impl->host_memory && y->dtype == TKC_FLOAT32 && x->dtype == TKC_FLOAT32 && y->ndim == 2 && bm >= 256 && k >= 256 &&
-      n % w == 0 && n > w && ((n * 4) % 2048 == 0 || k * n * 4 >= ((int64_t)8 << 20))) {
+  if (b2d && a->ctx->dev->impl->host_memory && y->dtype == TKC_FLOAT32 && x->dtype == TKC_FLOAT32 && y->ndim == 2 && bm >= 512 && k >= 256 &&
+      n % w == 0 && n > w && ((n * 4) % 4096 == 0 || k * n * 4 >= ((int64_t)8 << 20))) {
     int64_t panels[3] = {k, n / w, w}, back[2] = {k, n};
     tkc_tensor *p[4] = {0};
     p[0] = tkc_reshape(b, 3, panels);
