@@ -306,6 +306,10 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
       {"long_max_rows", tkc_max(tkc_full(ctx, TKC_FLOAT16, 2, (int64_t[]){3, 70000}, 1), 1, &last, 0)},
       {"tc_half_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT16, 3, (int64_t[]){2, 32, 64}, 1), tkc_full(ctx, TKC_FLOAT16, 3, (int64_t[]){2, 64, 16}, 1))},
       {"tc_bf16_matmul", tkc_matmul(tkc_full(ctx, TKC_BFLOAT16, 2, (int64_t[]){16, 32}, 1), tkc_full(ctx, TKC_BFLOAT16, 2, (int64_t[]){32, 24}, 1))},
+      {"tc_fused_cast_matmul", tkc_matmul(tkc_cast(tkc_rand(ctx, TKC_FLOAT32, 3, (int64_t[]){2, 32, 32}, 3), TKC_FLOAT16),
+                                          tkc_cast(tkc_rand(ctx, TKC_FLOAT32, 3, (int64_t[]){2, 32, 16}, 4), TKC_FLOAT16))},
+      {"tc_fused_cast_bf16_matmul", tkc_matmul(tkc_cast(tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){16, 32}, 5), TKC_BFLOAT16),
+                                               tkc_cast(tkc_rand(ctx, TKC_FLOAT32, 2, (int64_t[]){32, 24}, 6), TKC_BFLOAT16))},
       {"long_matmul", tkc_matmul(tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){3, 70000}, 1), tkc_full(ctx, TKC_FLOAT32, 2, (int64_t[]){70000, 5}, 1))},
   };
   for (size_t i = 0; i < sizeof comp / sizeof *comp; i++) add_tensor(m, comp[i].t, comp[i].n);
@@ -371,6 +375,68 @@ static void test_tensor_api_mma(void **state) {
       tkc_free(src);
       tkc_ptx_set_arch(NULL);
     }
+  }
+  tkc_ctx_free(ctx);
+}
+
+/* the number of (non-overlapping) occurrences of what in src */
+static int count_of(const char *src, const char *what) {
+  int n = 0;
+  for (const char *p = src; (p = strstr(p, what)) != NULL; p += strlen(what)) n++;
+  return n;
+}
+
+/* fused casts (tinygrad's TC_OPT=1): matmul(cast(a, f16), cast(b, f16)) of float32 a, b is one kernel
+ * on tensor cores; its fragments load float32 and convert each value once (cvt.rn.f16.f32), no half
+ * buffer in between; sizes tensor cores cannot tile and an sm_75 target give the plain kernel. Every
+ * kernel assembles. (The launch, compared with INTERP, is test_opts' on a GPU: INTERP runs no WMMA.) */
+static void test_tensor_api_mma_fused_casts(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  struct { tkc_dtype dt; int64_t batch, m, k, n; const char *want; bool b_half; } cases[] = {
+      {TKC_FLOAT16, 0, 32, 32, 32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", false},
+      {TKC_FLOAT16, 0, 32, 32, 32, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", true}, /* b a half buffer */
+      {TKC_FLOAT16, 2, 32, 64, 16, "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32", false},
+      {TKC_BFLOAT16, 0, 16, 32, 24, "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32", false},
+      {TKC_FLOAT16, 0, 24, 40, 12, NULL, false}, /* neither output dim a multiple of 16, k not one of 16 */
+      {TKC_FLOAT16, 0, 32, 40, 16, NULL, false}, /* k not a multiple of 16 */
+  };
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    int b = cases[i].batch > 0, nd = 2 + b;
+    int64_t sa[3] = {cases[i].batch, cases[i].m, cases[i].k}, sb[3] = {cases[i].batch, cases[i].k, cases[i].n};
+    tkc_tensor *a = tkc_rand(ctx, TKC_FLOAT32, nd, sa + 1 - b, 1), *bt = tkc_rand(ctx, cases[i].b_half ? cases[i].dt : TKC_FLOAT32, nd, sb + 1 - b, 2);
+    assert_true(a && bt && !tkc_realize(a) && !tkc_realize(bt));
+    tkc_tensor *m = tkc_matmul(tkc_cast(a, cases[i].dt), tkc_cast(bt, cases[i].dt));
+    assert_non_null(m);
+    for (int sm75 = 0; sm75 < 2; sm75++) {
+      if (sm75) assert_int_equal(tkc_ptx_set_arch("sm_75"), TKC_OK); /* no m16n8k16 there: the plain kernel */
+      char *src = tkc_kernels_source(m, "PTX");
+      tkc_ptx_set_arch(NULL);
+      assert_non_null(src);
+      bool mma = cases[i].want && !sm75;
+      const char *why = NULL;
+      if (count_of(src, ".entry") != 1) why = "the casts are not fused into the matmul's one kernel";
+      else if (mma ? !strstr(src, cases[i].want) || !strstr(src, "_C0x0(") : strstr(src, "mma.sync") != NULL) why = mma ? "mma.sync missing" : "mma.sync where it cannot be";
+      else if (!strstr(src, "ld.global.f32") || (!cases[i].b_half && (strstr(src, "ld.global.b16") || strstr(src, "ld.global.u16"))))
+        why = "the float32 inputs are not read as float32";
+      /* f16: each of the 8 A and 4 B values of a k step converted once (B: none when it is half), and the 4 outputs */
+      else if (mma && cases[i].dt == TKC_FLOAT16 && count_of(src, "cvt.rn.f16.f32") != 8 + (cases[i].b_half ? 0 : 4) + 4) why = "not one conversion to half per value";
+      if (!why && have_ptxas()) {
+        char *log = NULL;
+        if (ptxas_run(src, sm75 ? "sm_75" : "sm_80", &log)) {
+          printf("%s\n", log ? log : "");
+          why = "ptxas rejects it";
+        }
+        free(log);
+      }
+      if (why) {
+        printf("%s\n", src);
+        fail_msg("case %zu (%s): %s", i, sm75 ? "sm_75" : "sm_80", why);
+      }
+      tkc_free(src);
+    }
+    tkc_tensor_free(m);
   }
   tkc_ctx_free(ctx);
 }
@@ -792,7 +858,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_mma_fused_casts), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

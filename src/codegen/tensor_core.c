@@ -10,7 +10,10 @@
  *   C element i: row grp + 8*(i>>1), col 2*tig + (i&1)
  * The tensor API widens the inputs before the multiply (sum_k cast_f32(A) * cast_f32(B), src/graph/
  * composite.c), which matches too: the products are exact in float32 either way, so results differ
- * from the plain kernel only by the order of the float32 sums. */
+ * from the plain kernel only by the order of the float32 sums. Fused casts match as well: A or B a
+ * float32 LOAD cast to float16/bfloat16 and back (matmul(cast(a, f16), cast(b, f16)), tinygrad's
+ * TC_OPT=1); the fragment loads then read float32 and convert each value once (cvt.rn on PTX), so
+ * the mma gets the very halves the unfused program would multiply. */
 #include <stdlib.h>
 #include <string.h>
 #include "codegen/codegen.h"
@@ -21,9 +24,17 @@ static tkc_uop *ci(tkc_graph *g, int64_t v) { return tkc_uop_const_int(g, i32(),
 static tkc_uop *add(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return a && b ? tkc_uop_alu2(g, TKC_OP_ADD, a, b) : NULL; }
 static tkc_uop *mul(tkc_graph *g, tkc_uop *a, int64_t k) { return a ? tkc_uop_alu2(g, TKC_OP_MUL, a, ci(g, k)) : NULL; }
 
-/* the LOAD under at most one CAST to float32 (not one read at computed indices: a folded gather) */
-static const tkc_uop *load_of(const tkc_uop *u) {
+/* An operand of the product: the LOAD under at most one CAST to float32, and with fused casts
+ * (matmul(cast(a, f16), cast(b, f16)) of float32 a, b) a CAST of a float32 LOAD to float16 or
+ * bfloat16 between them. *dt: the dtype the tensor cores get (the LOAD's, or the narrowing CAST's);
+ * the fragments then convert the float32 values once, as the unfused kernel's cast would. Not a LOAD
+ * read at computed indices (a folded gather). */
+static const tkc_uop *load_of(const tkc_uop *u, int *dt) {
   if (u->op == TKC_OP_CAST && u->dtype.scalar == TKC_FLOAT32 && u->nsrc == 1) u = u->src[0];
+  *dt = u->dtype.scalar;
+  if (u->op == TKC_OP_CAST && u->nsrc == 1 && !u->dtype.space && u->dtype.count == 1 && (*dt == TKC_FLOAT16 || *dt == TKC_BFLOAT16) &&
+      (u->src[0]->dtype.scalar == TKC_FLOAT32 || u->src[0]->dtype.scalar == *dt))
+    u = u->src[0];
   return u->op == TKC_OP_LOAD && u->nsrc == 2 && u->src[1]->op == TKC_OP_VIEW && !u->src[1]->nsrc ? u : NULL;
 }
 
@@ -44,10 +55,10 @@ tkc_status tkc_tc_match(const tkc_uop *ast, const tkc_kshape *ks, const tkc_rend
   const tkc_uop *m = v->src[0];
   if (m->op == TKC_OP_CAST && m->dtype.scalar == TKC_FLOAT32) m = m->src[0];
   if (m->op != TKC_OP_MUL) return tkc_err(TKC_EINVAL, "TC: the summed value is not a product");
-  const tkc_uop *x = load_of(m->src[0]), *y = load_of(m->src[1]);
-  int din = x ? x->dtype.scalar : -1;
-  if (!x || !y || y->dtype.scalar != din || (din != TKC_FLOAT16 && din != TKC_BFLOAT16))
-    return tkc_err(TKC_EINVAL, "TC: the product is not of two float16 or bfloat16 loads");
+  int din = -1, ydt = -1;
+  const tkc_uop *x = load_of(m->src[0], &din), *y = load_of(m->src[1], &ydt);
+  if (!x || !y || ydt != din || (din != TKC_FLOAT16 && din != TKC_BFLOAT16))
+    return tkc_err(TKC_EINVAL, "TC: the product is not of two float16 or bfloat16 loads (or float32 loads cast to one of them)");
   int kd = (int)v->arg.v.t[1].v.t[0].v.i, nd = ks->ndim;
   if (kd < 0 || kd >= nd || ks->full[kd] % 16) return tkc_err(TKC_EINVAL, "TC: the reduce axis (%lld) is not a multiple of 16", kd >= 0 && kd < nd ? (long long)ks->full[kd] : -1LL);
   tkc_graph *g = tkc_graph_new();
@@ -69,14 +80,16 @@ tkc_status tkc_tc_match(const tkc_uop *ast, const tkc_kshape *ks, const tkc_rend
   return TKC_OK;
 }
 
-/* the value of a LOAD (A or B of the product) at the kernel indices idx */
-static tkc_uop *load_at(tkc_graph *g, const tkc_uop *load, tkc_uop *const *idx) {
+/* the value of a LOAD (A or B of the product) at the kernel indices idx, as din (a float32 LOAD of
+ * fused casts: converted here, cvt.rn on PTX) */
+static tkc_uop *load_at(tkc_graph *g, const tkc_uop *load, tkc_uop *const *idx, tkc_dt din) {
   tkc_st st;
   tkc_uop *index, *valid;
   if (tkc_st_from_arg(&st, &load->src[1]->arg) || tkc_st_expr(&st, g, idx, &index, &valid)) return NULL;
   tkc_uop *s[3] = {load->src[0], index, valid};
   tkc_uop *ix = tkc_uop_new(g, TKC_OP_INDEX, load->src[0]->dtype, valid ? 3 : 2, s, tkc_arg_none());
-  return ix ? tkc_uop_new(g, TKC_OP_LOAD, load->dtype, 1, &ix, tkc_arg_none()) : NULL;
+  tkc_uop *v = ix ? tkc_uop_new(g, TKC_OP_LOAD, load->dtype, 1, &ix, tkc_arg_none()) : NULL;
+  return v ? tkc_uop_cast(g, v, din) : NULL; /* (v itself when it is din already) */
 }
 
 tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tkc_renderer *r) {
@@ -101,19 +114,19 @@ tkc_uop *tkc_lower_tc(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, const tk
   base[tc.n] = mul(g, base[tc.n], 8);
   tkc_uop *k0 = tkc_uop_range(g, ci(g, 0), ci(g, K / 16), 0), *kb = mul(g, k0, 16);
   tkc_uop *av[8], *bv[4], *idx[TKC_MAX_DIMS];
+  tkc_dt din = tkc_dt_of((tkc_dtype)tc.din), f4 = tkc_dt_vec(tkc_dt_of(TKC_FLOAT32), 4);
   for (int i = 0; i < 8; i++) {
     memcpy(idx, base, sizeof(tkc_uop *) * (size_t)nd);
     idx[tc.m] = add(g, base[tc.m], add(g, grp, ci(g, ((i >> 1) & 1) * 8)));
     idx[tc.k] = add(g, kb, add(g, mul(g, tig, 2), ci(g, (i & 1) + (i >> 2) * 8)));
-    if (!(av[i] = load_at(g, tc.a, idx))) return NULL;
+    if (!(av[i] = load_at(g, tc.a, idx, din))) return NULL;
   }
   for (int i = 0; i < 4; i++) {
     memcpy(idx, base, sizeof(tkc_uop *) * (size_t)nd);
     idx[tc.k] = add(g, kb, add(g, mul(g, tig, 2), ci(g, (i & 1) + (i >> 1) * 8)));
     idx[tc.n] = add(g, base[tc.n], grp);
-    if (!(bv[i] = load_at(g, tc.b, idx))) return NULL;
+    if (!(bv[i] = load_at(g, tc.b, idx, din))) return NULL;
   }
-  tkc_dt din = tkc_dt_of((tkc_dtype)tc.din), f4 = tkc_dt_vec(tkc_dt_of(TKC_FLOAT32), 4);
   tkc_uop *va = tkc_uop_new(g, TKC_OP_VECTORIZE, tkc_dt_vec(din, 8), 8, av, tkc_arg_none());
   tkc_uop *vb = tkc_uop_new(g, TKC_OP_VECTORIZE, tkc_dt_vec(din, 4), 4, bv, tkc_arg_none());
   tkc_uop *s2[2] = {tkc_uop_new(g, TKC_OP_CONST, f4, 0, NULL, tkc_arg_float(0.0)), k0};
