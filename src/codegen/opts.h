@@ -69,7 +69,8 @@ TKC_HIDDEN void tkc_kshape_name(const tkc_kshape *ks, char *buf, size_t n);
 TKC_HIDDEN void tkc_kshape_opts_str(const tkc_kshape *ks, char *buf, size_t n);
 
 /* A matmul-like kernel tensor cores can run (codegen/tensor_core.c): kernel dims m, n (outputs) and k
- * (the reduce), the reduce, the loads of the product (a broadcast along n, b along m), their dtype. */
+ * (the reduce), the reduce, the loads of the product (a broadcast along n, b along m: float32 loads
+ * where the product's operands are fused casts of them) and din, the dtype the tensor cores get. */
 typedef struct tkc_tc_info {
   int m, n, k, din;
   const tkc_uop *reduce, *a, *b;
