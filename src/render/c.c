@@ -284,6 +284,38 @@ static char *vec_select(tkc_cs *cs, tkc_dt dt, const char *m, const char *a, con
   return xfmt(cs, "((%s)((((%s)%s)&((%s)%s))|(((%s)%s)&~((%s)%s))))", t, mt, a, mt, m, mt, b, mt, m);
 }
 
+/* whether c is the constant true in every lane */
+static bool all_true(const tkc_uop *c) {
+  if (c->op == TKC_OP_CONST) return c->dtype.scalar == TKC_BOOL && c->arg.kind == TKC_ARG_INT && c->arg.v.i != 0;
+  if (c->op != TKC_OP_VECTORIZE) return false;
+  for (int k = 0; k < c->nsrc; k++)
+    if (!all_true(c->src[k])) return false;
+  return c->nsrc > 0;
+}
+
+/* The full-width mask (lanes of -1/0 of the signed type ms) of the bool vector c, where it can be had
+ * without the bool round trip: a comparison of operands of that lane size is its own mask, x != true
+ * the complement of x's. NULL (no error) otherwise: the caller converts the 0/1 bool lanes. The round
+ * trip (narrow to bytes, mask, widen, negate) was most of the work of exp's range checks. */
+static char *direct_mask(tkc_cs *cs, const tkc_uop *user, const tkc_uop *c, int ms, int depth) {
+  if (depth > 4 || c->dtype.scalar != TKC_BOOL || c->nsrc != 2 || (c->op != TKC_OP_CMPLT && c->op != TKC_OP_CMPNE)) return NULL;
+  int os = c->src[0]->dtype.scalar;
+  char mb[48];
+  const char *mt = vec_type(cs, ms, c->dtype.count, mb, sizeof mb);
+  if (!mt) return NULL;
+  if (os == TKC_BOOL && c->op == TKC_OP_CMPNE && all_true(c->src[1])) {
+    char *m = direct_mask(cs, user, c->src[0], ms, depth + 1), *r = m ? xfmt(cs, "(~%s)", m) : NULL;
+    tkc_free(m);
+    return r;
+  }
+  if (!native_elem(os) || tkc_dtype_size((tkc_dtype)os) != tkc_dtype_size((tkc_dtype)ms)) return NULL;
+  const char *a[3] = {R(cs, user, c->src[0]), R(cs, user, c->src[1]), NULL};
+  if (!a[0] || !a[1]) return NULL;
+  char *cmp = tkc_cs_op(cs, c->op, a), *r = cmp ? xfmt(cs, "((%s)%s)", mt, cmp) : NULL;
+  tkc_free(cmp);
+  return r;
+}
+
 /* u is a vector op whose lanes C's vector extensions compute as the scalar ops do: wrapping integer
  * arithmetic (clang and gcc vectors don't promote and don't treat overflow as UB), IEEE float ops,
  * comparisons as 0/1 bool lanes, WHERE/MAX as masks, CAST as __builtin_convertvector, BITCAST
@@ -299,7 +331,7 @@ static bool native_vector(const tkc_uop *u) {
   }
   switch (op) {
   case TKC_OP_ADD: case TKC_OP_SUB: case TKC_OP_MUL: case TKC_OP_NEG: case TKC_OP_MAX: return isf || isi;
-  case TKC_OP_FDIV: case TKC_OP_MULACC: return isf;
+  case TKC_OP_FDIV: case TKC_OP_MULACC: case TKC_OP_RECIP: return isf;
   case TKC_OP_AND: case TKC_OP_OR: case TKC_OP_XOR: return isi || isb;
   case TKC_OP_SHL: case TKC_OP_SHR: return isi;
   case TKC_OP_CMPLT: case TKC_OP_CMPNE: return isb && (native_elem(ss) || ss == TKC_BOOL);
@@ -330,9 +362,11 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
     break;
   case TKC_OP_WHERE: {
     const char *mt = vec_type(cs, mask_scalar(s), n, mb, sizeof mb);
-    m = mt ? xfmt(cs, "(-__builtin_convertvector(%s,%s))", a[0], mt) : NULL, r = m ? vec_select(cs, u->dtype, m, a[1], a[2]) : NULL;
+    if (mt && !(m = direct_mask(cs, u, u->src[0], mask_scalar(s), 0)) && !cs->failed) m = xfmt(cs, "(-__builtin_convertvector(%s,%s))", a[0], mt);
+    r = m ? vec_select(cs, u->dtype, m, a[1], a[2]) : NULL;
     break;
   }
+  case TKC_OP_RECIP: return xfmt(cs, "(%s/%s)", s == TKC_FLOAT64 ? "1.0" : "1.0f", a[0]); /* 1/x as the scalar form */
   case TKC_OP_CAST:
     if (s == TKC_BOOL) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
