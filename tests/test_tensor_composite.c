@@ -80,10 +80,11 @@ static void test_matmul(void **state) {
     tr_checkk(tkc_matmul(ta, tb), &w, 1, "matmul 33x65 @ 65x17");
     tr_free(&w), tr_free(&a), tr_free(&b);
     /* large enough that host devices read b in (N/W, K, W) panels (composite.c): 2-D, a batched a
-     * (M = 2 x 256 rows), and b a transposed view */
+     * (M = 2 x 256 rows), and b a transposed view; then b (K, N<64) that they read as its transpose */
     if (!strcmp(dev, "INTERP")) continue; /* 33M multiply-adds each: the C reference covers them */
     static const struct { int na; int64_t a[3]; int64_t b[2]; bool bt; } big[] = {
-        {2, {512, 256}, {256, 1024}, false}, {3, {2, 256, 320}, {320, 1024}, false}, {2, {512, 288}, {1024, 288}, true}};
+        {2, {512, 256}, {256, 1024}, false}, {3, {2, 256, 320}, {320, 1024}, false}, {2, {512, 288}, {1024, 288}, true},
+        {2, {64, 128}, {128, 10}, false}, {3, {2, 9, 96}, {96, 3}, false}}; /* and few columns: b's transpose copied */
     for (size_t c = 0; c < sizeof big / sizeof big[0]; c++) {
       ta = tr_make(ctx, TKC_FLOAT32, big[c].na, big[c].a, TR_DOM_ANY, NULL, &a);
       tb = tr_make(ctx, TKC_FLOAT32, 2, big[c].b, TR_DOM_ANY, big[c].bt ? TR_STEPS(TR_PERMUTE(1, 0)) : NULL, &b);

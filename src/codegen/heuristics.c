@@ -283,14 +283,20 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
     /* dot products (A B^T: a matmul whose operands both run along k): two output axes that one load
      * broadcasts and another reads, each upcast by 4: a 4x4 tile of vector accumulators, 8 loads
      * per 16 FMAs instead of 2 per 1 */
-    int tile[2], ntile = 0;
-    for (int o = first_reduce - 1; o >= 0 && ntile < 2; o--)
-      if (ks->ax[o].size % 4 == 0 && ks->ax[o].size >= 8 && some_load(&S, ks->ax[o].dim, 0)) tile[ntile++] = ks->ax[o].dim;
+    int tile[2], tamt[2], ntile = 0;
+    for (int o = first_reduce - 1; o >= 0 && ntile < 2; o--) {
+      /* 4, or for a short axis that 4 does not divide (a 10-class output layer) 5 or 2 */
+      int64_t sz = ks->ax[o].size;
+      int amt = sz % 4 == 0 && sz >= 8 ? 4 : w >= 16 && sz % 5 == 0 && sz >= 10 ? 5 : sz % 2 == 0 && sz >= 4 ? 2 : 0;
+      if (amt && some_load(&S, ks->ax[o].dim, 0)) tamt[ntile] = amt, tile[ntile++] = ks->ax[o].dim;
+    }
     try_opt(ks, TKC_OPT_GROUP, a - first_reduce, w, r);
     if (ntile == 2) {
       for (int i = 0; i < 2; i++) {
         int ta = axis_of(ks, tile[i]);
-        if (ta >= 0) try_opt(ks, TKC_OPT_UPCAST, ta, 4, r);
+        int64_t before = tkc_kshape_lanes(ks);
+        if (ta >= 0) try_opt(ks, TKC_OPT_UPCAST, ta, tamt[i], r);
+        if (ta >= 0 && tkc_kshape_lanes(ks) == before && tamt[i] > 2 && ks->ax[ta].size % 2 == 0) try_opt(ks, TKC_OPT_UPCAST, ta, 2, r); /* past the lane limit after a 5 */
       }
       return;
     }
