@@ -106,6 +106,9 @@ def test_safetensors(ctx, tmp):
     path = os.path.join(tmp, "np.safetensors")
     save_file(arrays, path, metadata={"format": "np"})
     st = lib.tkc_safetensors_load(ctx, path.encode())
+    if not st and lib.tkc_last_status() == 7 and "without jansson" in err():
+        print("note: built without jansson: safetensors not tested")
+        return
     check(st, "safetensors load: " + err())
     if not st:
         return
