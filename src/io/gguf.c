@@ -331,7 +331,7 @@ static tkc_state *parse(tkc_ctx *ctx, const uint8_t *p, size_t n, const char *wh
       goto fail;
     }
   }
-  qsort(spans, (size_t)nt, sizeof *spans, span_cmp);
+  if (nt > 1) qsort(spans, (size_t)nt, sizeof *spans, span_cmp);
   for (uint64_t i = 1; i < nt; i++) {
     const span *a = &spans[i - 1], *b = &spans[i];
     if (a->nbytes && b->nbytes && a->offset + a->nbytes > b->offset) {

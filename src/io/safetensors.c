@@ -138,7 +138,7 @@ static tkc_state *parse(tkc_ctx *ctx, const uint8_t *p, size_t n, const char *wh
     spans[ns].entry = st->n - 1;
     ns++;
   }
-  qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
+  if (ns > 1) qsort(spans, (size_t)ns, sizeof *spans, span_cmp);
   for (int i = 1; i < ns; i++) {
     const span *a = &spans[i - 1], *b = &spans[i];
     if (a->end > b->begin && a->end > a->begin && b->end > b->begin) {
