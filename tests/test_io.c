@@ -177,7 +177,8 @@ static void test_safetensors_load(void **state) {
   assert_null(tkc_state_name(st, 5));
   expect_err(TKC_EINVAL, "out of range", NULL);
   assert_int_equal(tkc_state_shape(st, "nope", NULL, NULL, NULL), TKC_EINVAL);
-  assert_int_equal(tkc_gguf_meta_count(st), 0);
+  assert_int_equal(tkc_gguf_meta_count(st), 1); /* __metadata__ */
+  assert_string_equal(tkc_gguf_meta_str(st, "format"), "pt");
   assert_int_equal(tkc_gguf_tensor_type(st, "w"), -1);
   /* tensors from tkc_state_get outlive the state */
   tkc_state_free(st);
@@ -347,6 +348,8 @@ static void test_safetensors_bad(void **state) {
   char json[512];
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[2],", 8, TKC_EINVAL, "bad JSON header", NULL);
   st_bad("[1, 2, 3]", 0, TKC_EINVAL, "not an object", NULL);
+  st_bad("{\"__metadata__\":[]}", 0, TKC_EINVAL, "__metadata__ is not an object", NULL);
+  st_bad("{\"__metadata__\":{\"a\":\"b\",\"n\":1}}", 0, TKC_EINVAL, "__metadata__ 'n' is not a string", NULL);
   st_bad("{\"w\":5}", 0, TKC_EINVAL, "'w'", "dtype");
   st_bad("{\"w\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "'w'", "dtype");
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", 8, TKC_EINVAL, "'w'", "data_offsets");

@@ -118,6 +118,7 @@ def test_safetensors(ctx, tmp):
     for name, a in arrays.items():
         got = tensor_np(st, name)
         check(same(got, a), "safetensors %s: %s %s vs %s %s" % (name, got.dtype, got.shape, a.dtype, a.shape))
+    check(lib.tkc_gguf_meta_str(st, b"format") == b"np", "__metadata__")
     check(not lib.tkc_state_get(st, b"nope") and "'nope'" in err(), "unknown name: " + err())
     lib.tkc_clear_error()
 

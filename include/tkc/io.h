@@ -17,7 +17,9 @@
  * does not read (a dtype or GGML type it has no row for, more than 8 dims) is TKC_EUNSUPPORTED naming
  * it and the tensor. Nothing is ever printed.
  *
- * GGUF (versions 2 and 3, little-endian): shapes are numpy's row-major order (GGUF's `ne` reversed).
+ * Both formats are little-endian and read on little-endian hosts only.
+ *
+ * GGUF (versions 2 and 3): shapes are numpy's row-major order (GGUF's `ne` reversed).
  * F32, F16, BF16, F64, I8, I16, I32 and I64 tensors are tensors of that dtype. The quantized types of
  * src/io/quant.h (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K) stay packed: their blocks are one
  * 1-D uint8 tensor in device memory, and tkc_state_get returns a lazy float32 tensor of the logical
@@ -41,7 +43,9 @@ typedef struct tkc_state tkc_state;
 /* A safetensors file: an 8-byte little-endian header length, a JSON header (parsed with jansson;
  * duplicate names are refused) and the data. Dtypes F64 F32 F16 BF16 I64 I32 I16 I8 U64 U32 U16 U8
  * BOOL; others (F8_E4M3, C64 ...) are TKC_EUNSUPPORTED naming the dtype and the tensor. The
- * "__metadata__" entry is skipped. Tensors may leave unused bytes between them but never overlap.
+ * "__metadata__" entry (string values only) is read as string metadata: tkc_gguf_meta_str and the
+ * other metadata getters below read it too. Tensors may leave unused bytes between them but never
+ * overlap.
  * Built only with jansson (TKC_WITH_JANSSON): otherwise NULL + TKC_EUNSUPPORTED ("built without
  * jansson"). NULL + tkc_last_error() on failure. */
 TKC_API tkc_state *tkc_safetensors_load(tkc_ctx *ctx, const char *path);
@@ -85,7 +89,7 @@ enum {
   TKC_GGUF_INT32 = 5, TKC_GGUF_FLOAT32 = 6, TKC_GGUF_BOOL = 7, TKC_GGUF_STRING = 8, TKC_GGUF_ARRAY = 9,
   TKC_GGUF_UINT64 = 10, TKC_GGUF_INT64 = 11, TKC_GGUF_FLOAT64 = 12
 };
-/* The number of metadata entries (-1 on NULL; 0 for a safetensors state) and key i in file order
+/* The number of metadata entries (-1 on NULL; a safetensors file's __metadata__ strings) and key i in file order
  * (NULL + TKC_EINVAL out of range). */
 TKC_API int tkc_gguf_meta_count(const tkc_state *s);
 TKC_API const char *tkc_gguf_meta_key(const tkc_state *s, int i);

@@ -95,6 +95,32 @@ static int read_entry(const char *what, const char *name, json_t *v, io_entry *e
   return 0;
 }
 
+/* "__metadata__": string keys to string values, kept as string metadata (tkc_gguf_meta_str) */
+static int read_metadata(const char *what, json_t *md, tkc_state *st) {
+  if (!json_is_object(md)) {
+    (void)tkc_err(TKC_EINVAL, "%s: __metadata__ is not an object", what);
+    return -1;
+  }
+  const char *key;
+  json_t *v;
+  json_object_foreach(md, key, v) {
+    if (!json_is_string(v)) {
+      (void)tkc_err(TKC_EINVAL, "%s: __metadata__ '%s' is not a string", what, key);
+      return -1;
+    }
+    io_kv *kv = io_state_add_kv(st, key, strlen(key), what);
+    if (!kv) return -1;
+    kv->type = TKC_GGUF_STRING;
+    kv->str_len = (int64_t)json_string_length(v);
+    if (!(kv->str = malloc((size_t)kv->str_len + 1))) {
+      (void)tkc_err(TKC_ENOMEM, "%s: out of memory", what);
+      return -1;
+    }
+    memcpy(kv->str, json_string_value(v), (size_t)kv->str_len + 1);
+  }
+  return 0;
+}
+
 static tkc_state *parse(tkc_ctx *ctx, const uint8_t *p, size_t n, const char *what) {
   uint64_t hlen;
   if (n < 8) {
@@ -127,7 +153,10 @@ static tkc_state *parse(tkc_ctx *ctx, const uint8_t *p, size_t n, const char *wh
   const char *key;
   json_t *v;
   json_object_foreach(root, key, v) {
-    if (strcmp(key, "__metadata__") == 0) continue;
+    if (strcmp(key, "__metadata__") == 0) {
+      if (read_metadata(what, v, st)) goto fail;
+      continue;
+    }
     io_entry *e = io_state_add(st, key, strlen(key), what);
     if (!e || read_entry(what, e->name, v, e, &spans[ns])) goto fail;
     if (spans[ns].end > data_n) {

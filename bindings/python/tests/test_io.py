@@ -52,7 +52,7 @@ def test_safetensors_roundtrip(tmp_path):
         raise
     st = tkc.io.load_safetensors(path, ctx)
     np.testing.assert_array_equal(st["y"].numpy(), np.arange(6, dtype=np.int32).reshape(2, 3) * 2)
-    assert st.metadata == {} and st.ggml_type("x") == -1
+    assert st.metadata == {} and st.ggml_type("x") == -1  # tkc writes no __metadata__
     ctx.close()  # closes the state first
 
 
