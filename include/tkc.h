@@ -399,4 +399,5 @@ TKC_API tkc_status tkc_kernel_uops_dot(tkc_tensor *t, int kernel_index, const ch
 #include "tkc/ops_math.h"  /* elementwise math, reductions, scans */
 #include "tkc/ops_shape.h" /* cat/stack/split, squeeze, repeat, tril/triu, indexing, sort */
 #include "tkc/ops_nn.h"    /* normalization, convolutions, pooling, attention, losses */
+#include "tkc/io.h"        /* model files: safetensors, GGUF */
 #endif

@@ -34,6 +34,7 @@ PACKAGES=(
   libprotobuf-c-dev      # the ONNX frontend's reader (cmake/onnx.cmake)...
   protobuf-c-compiler    # ...generated at build time by protoc-c...
   libonnx-dev            # ...from the onnx.proto this installs
+  libjansson-dev         # the safetensors reader's JSON header (cmake/io.cmake)
 )
 
 # Non-Debian fallback: a command that proves a package is present. Packages not listed here
@@ -108,12 +109,23 @@ install_onnx() {
     say "pip install $ONNX_PIP failed: test_onnx_node will skip the ONNX node tests"
 }
 
+# safetensors and gguf (the writers of Hugging Face's and llama.cpp's model files): test_io_py reads the
+# files they write. Optional: without them that test is skipped.
+IO_PIP=(safetensors gguf)
+install_io_py() {
+  python3 -c 'import safetensors, gguf' >/dev/null 2>&1 && return 0
+  say "installing ${IO_PIP[*]} (pip; test_io_py reads the model files they write)"
+  python3 -m pip install --quiet --disable-pip-version-check "${IO_PIP[@]}" >/dev/null 2>&1 ||
+    python3 -m pip install --quiet --disable-pip-version-check --break-system-packages "${IO_PIP[@]}" >/dev/null 2>&1 ||
+    say "pip install ${IO_PIP[*]} failed: test_io_py will be skipped"
+}
+
 # --- Debian/Ubuntu ------------------------------------------------------------------------
 missing=()
 for pkg in "${PACKAGES[@]}"; do
   is_installed "$pkg" || missing+=("$pkg")
 done
-((${#missing[@]})) || { install_wgpu; install_py_test_deps; install_onnx; exit 0; }
+((${#missing[@]})) || { install_wgpu; install_py_test_deps; install_onnx; install_io_py; exit 0; }
 
 SUDO=()
 if [[ "$(id -u)" -ne 0 ]]; then
@@ -145,3 +157,4 @@ fi
 install_wgpu
 install_py_test_deps
 install_onnx
+install_io_py

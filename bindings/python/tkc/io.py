@@ -1,0 +1,158 @@
+"""tkc.io: model files (include/tkc/io.h): safetensors and GGUF read into named tensors, safetensors written.
+
+    import tkc.io
+    st = tkc.io.load_gguf("model.gguf", ctx)      # or load_safetensors; ctx None = the default context
+    w = st["blk.0.attn_q.weight"]                 # a tkc Tensor (quantized GGUF weights: lazy float32
+                                                  # that dequantizes inside the kernels that read it)
+    list(st), len(st), st.shape(name), st.ggml_type(name)
+    st.metadata["llama.block_count"]              # GGUF metadata: ints, floats, str, lists
+    st.close()                                    # (also when its context closes)
+    tkc.io.save_safetensors("out.safetensors", {"w": w})
+
+Malformed files raise TkcError with the C message (naming the file and what is wrong)."""
+import ctypes
+
+from . import dtypes
+from ._lib import check, check_ptr, lib
+from .context import default_context
+
+_P, _S, _I, _I64, _D = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int64, ctypes.c_double
+_DECLS = [
+    ("tkc_safetensors_load", _P, [_P, _S]), ("tkc_gguf_load", _P, [_P, _S]),
+    ("tkc_safetensors_save", _I, [_S, _I, ctypes.POINTER(_S), ctypes.POINTER(_P)]),
+    ("tkc_state_count", _I, [_P]), ("tkc_state_name", _S, [_P, _I]), ("tkc_state_get", _P, [_P, _S]),
+    ("tkc_state_shape", _I, [_P, _S, ctypes.POINTER(_I), ctypes.POINTER(_I), ctypes.POINTER(_I64)]),
+    ("tkc_state_free", None, [_P]), ("tkc_gguf_tensor_type", _I, [_P, _S]),
+    ("tkc_gguf_meta_count", _I, [_P]), ("tkc_gguf_meta_key", _S, [_P, _I]), ("tkc_gguf_meta_type", _I, [_P, _S]),
+    ("tkc_gguf_meta_int", _I, [_P, _S, ctypes.POINTER(_I64)]), ("tkc_gguf_meta_float", _I, [_P, _S, ctypes.POINTER(_D)]),
+    ("tkc_gguf_meta_str", _S, [_P, _S]), ("tkc_gguf_meta_str_len", _I64, [_P, _S]),
+    ("tkc_gguf_meta_array", _I, [_P, _S, ctypes.POINTER(_I), ctypes.POINTER(_I64), ctypes.POINTER(_P)]),
+    ("tkc_gguf_meta_array_str", _S, [_P, _S, _I64]),
+]
+_C = {}
+for _name, _res, _args in _DECLS:
+    _f = getattr(lib._cdll, _name)  # AttributeError: a libtkc built before tkc/io.h
+    _f.restype, _f.argtypes = _res, _args
+    _C[_name] = _f
+
+# GGUF value types (TKC_GGUF_*) -> ctypes element type of an array
+_GGUF_CTYPES = {0: ctypes.c_uint8, 1: ctypes.c_int8, 2: ctypes.c_uint16, 3: ctypes.c_int16, 4: ctypes.c_uint32, 5: ctypes.c_int32,
+                6: ctypes.c_float, 7: ctypes.c_uint8, 10: ctypes.c_uint64, 11: ctypes.c_int64, 12: ctypes.c_double}
+_FLOAT, _BOOL, _STRING, _ARRAY = (6, 12), 7, 8, 9
+
+
+class State:
+    """The named tensors of a model file (a read-only mapping name -> Tensor; each lookup is a new
+    handle) and, for GGUF, its metadata (a dict)."""
+
+    def __init__(self, ptr, ctx):
+        self._s, self._ctx = check_ptr(ptr), ctx
+        ctx._own(self)  # freed before its ctx, which frees the tensors it holds
+        self.names = [_C["tkc_state_name"](self._s, i).decode() for i in range(_C["tkc_state_count"](self._s))]
+        self.metadata = {}
+        for i in range(_C["tkc_gguf_meta_count"](self._s)):
+            key = _C["tkc_gguf_meta_key"](self._s, i)
+            self.metadata[key.decode(errors="replace")] = self._meta(key)
+
+    def _meta(self, key):
+        t = _C["tkc_gguf_meta_type"](self._s, key)
+        if t == _STRING:
+            n = _C["tkc_gguf_meta_str_len"](self._s, key)
+            return ctypes.string_at(_C["tkc_gguf_meta_str"](self._s, key), n).decode(errors="replace")
+        if t == _ARRAY:
+            et, n, data = _I(), _I64(), _P()
+            check(_C["tkc_gguf_meta_array"](self._s, key, ctypes.byref(et), ctypes.byref(n), ctypes.byref(data)))
+            if et.value == _STRING:
+                return [_C["tkc_gguf_meta_array_str"](self._s, key, i).decode(errors="replace") for i in range(n.value)]
+            vals = list(ctypes.cast(data, ctypes.POINTER(_GGUF_CTYPES[et.value]))[:n.value]) if n.value else []
+            return [bool(v) for v in vals] if et.value == _BOOL else vals
+        if t in _FLOAT:
+            v = _D()
+            check(_C["tkc_gguf_meta_float"](self._s, key, ctypes.byref(v)))
+            return v.value
+        v = _I64()
+        if _C["tkc_gguf_meta_int"](self._s, key, ctypes.byref(v)) != 0:  # a uint64 above INT64_MAX
+            f = _D()
+            check(_C["tkc_gguf_meta_float"](self._s, key, ctypes.byref(f)))
+            return int(f.value)
+        return bool(v.value) if t == _BOOL else v.value
+
+    def _live(self):
+        if not self._s:
+            raise ValueError("the state is closed")
+        return self._s
+
+    def __getitem__(self, name):
+        from ._tensor import Tensor
+        p = _C["tkc_state_get"](self._live(), name.encode())
+        if not p:
+            from ._lib import last_error
+            raise KeyError(str(last_error()))
+        return Tensor._wrap(self._ctx, p)
+
+    def __contains__(self, name):
+        return name in self.names
+
+    def __iter__(self):
+        return iter(self.names)
+
+    def __len__(self):
+        return len(self.names)
+
+    def keys(self):
+        return list(self.names)
+
+    def items(self):
+        return [(n, self[n]) for n in self.names]
+
+    def shape(self, name):
+        """(dtype, shape) of the tensor self[name] gives, without building it."""
+        dt, nd, shape = _I(), _I(), (_I64 * 8)()
+        check(_C["tkc_state_shape"](self._live(), name.encode(), ctypes.byref(dt), ctypes.byref(nd), shape))
+        return dtypes.DTYPES[dt.value], tuple(shape[:nd.value])
+
+    def ggml_type(self, name):
+        """The GGML type id of a GGUF tensor (0 F32, 1 F16, 8 Q8_0 ...); -1 for safetensors."""
+        if name not in self.names:
+            raise KeyError(name)
+        return _C["tkc_gguf_tensor_type"](self._live(), name.encode())
+
+    def close(self):
+        if self._s and not self._ctx.closed:
+            _C["tkc_state_free"](self._s)
+        self._s = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
+
+    def __repr__(self):
+        return "<tkc.io.State %d tensors, %d metadata>" % (len(self.names), len(self.metadata))
+
+
+def load_safetensors(path, ctx=None):
+    """The tensors of a safetensors file on ctx (None: the default context)."""
+    c = ctx or default_context()
+    return State(_C["tkc_safetensors_load"](c._live(), str(path).encode()), c)
+
+
+def load_gguf(path, ctx=None):
+    """The tensors and metadata of a GGUF file (version 2 or 3) on ctx (None: the default context)."""
+    c = ctx or default_context()
+    return State(_C["tkc_gguf_load"](c._live(), str(path).encode()), c)
+
+
+def save_safetensors(path, tensors):
+    """Writes {name: Tensor} to a safetensors file (the tensors are realized first)."""
+    names = list(tensors)
+    arr_n = (_S * max(len(names), 1))(*[n.encode() for n in names])
+    arr_t = (_P * max(len(names), 1))(*[tensors[n]._p for n in names])
+    check(_C["tkc_safetensors_save"](str(path).encode(), len(names), arr_n, arr_t))
