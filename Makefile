@@ -8,7 +8,7 @@
 #                   (kernels compiled by `make test` come from its on-disk kernel cache: the same bytes)
 #   make fuzz       build, then run tests/fuzz/fuzz_tensor on every device for FUZZ_MINUTES (default 5) from
 #                   FUZZ_SEED (default: the time), and with clang the libFuzzer targets a minute each (build-fuzz):
-#                   the pattern matcher, the symbolic simplifier and the ONNX loader
+#                   the pattern matcher, the symbolic simplifier, the ONNX, GGUF and safetensors loaders
 #   make tsan       configure build-tsan with -fsanitize=thread and run the suites that use threads there
 #   make install    build, then install into PREFIX (default /usr/local): library, headers, CMake package, tkc.pc
 #   make deps       install missing Debian/Ubuntu packages (scripts/install-deps.sh)
@@ -125,6 +125,9 @@ fuzz: deps
 	targets="fuzz_pattern fuzz_symbolic"; \
 	if $(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_onnx_libfuzzer >/dev/null 2>&1; then targets="$$targets fuzz_onnx"; \
 	else echo "make: no ONNX frontend in $(FUZZ_DIR) (protobuf-c missing): skipping fuzz_onnx"; fi; \
+	$(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_gguf_libfuzzer || exit 1; targets="$$targets fuzz_gguf"; \
+	if $(CMAKE_BUILD) $(FUZZ_DIR) -j$(JOBS) --target fuzz_safetensors_libfuzzer >/dev/null 2>&1; then targets="$$targets fuzz_safetensors"; \
+	else echo "make: no jansson in $(FUZZ_DIR): skipping fuzz_safetensors"; fi; \
 	for t in $$targets; do \
 	  mkdir -p $(FUZZ_DIR)/corpus-$$t; echo "== $$t (libFuzzer, 60 s)"; \
 	  $(FUZZ_DIR)/$${t}_libfuzzer -max_total_time=60 -print_final_stats=1 -artifact_prefix=$(FUZZ_DIR)/$$t- $(FUZZ_DIR)/corpus-$$t || failed=1; \

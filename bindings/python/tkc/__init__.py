@@ -16,7 +16,7 @@ tkc.gradient(y, [x]), tkc.optim.SGD / Adam / AdamW (step, zero_grad, lr), tkc.Ji
 
 ONNX: m = tkc.onnx.load("model.onnx"); outputs = m(x) (numpy in and out; m.run(x) gives Tensors).
 """
-from . import dtypes, onnx, optim
+from . import dtypes, io, onnx, optim
 from ._lib import lib as _clib
 from .context import (DEVICES, Context, KernelStats, ProgressInfo, cache_flush, default_context, device_available, devices,
                       dim_is_var, memory_stats)
@@ -27,6 +27,7 @@ from .errors import TkcDTypeError, TkcError, TkcShapeError
 from .functions import *  # noqa: F401,F403 (tkc.exp, tkc.matmul, ...)
 from .functions import from_numpy, tensor
 from ._tensor import Tensor, cat, stack
+from .io import load_gguf, load_safetensors, save_safetensors
 from .jit import Jit
 from .autograd import gradient, realize_all
 
