@@ -4,7 +4,9 @@ run (scripts/gpu-check.sh runs both): add_64M, sum_64M (float32) and matmul_f16_
 cuBLAS with tensor cores). One JSON object per workload in bench_cuda's shape: impl, device,
 workload, kernel_ms (best of the reps, timed with CUDA events around the op alone), gbps or tflops.
 Without torch or without a GPU it prints {"impl": "torch", "skipped": why} and exits 0.
-Usage: cuda_peers.py [workload-substring ...]; TKC_BENCH_REPS (default 10)."""
+Usage: cuda_peers.py [workload-substring ...]; TKC_BENCH_REPS (default 10).
+       cuda_peers.py --table FILE   a table of FILE's JSON lines (bench_cuda's and these), tkc beside
+                                    torch per workload, with the ratio of their kernel times"""
 import json
 import os
 import sys
@@ -16,7 +18,44 @@ def emit(obj):
     print(json.dumps(obj), flush=True)
 
 
+def table(path):
+    rows = {}
+    with open(path) as f:
+        for line in f:
+            try:
+                o = json.loads(line)
+            except ValueError:
+                continue
+            if isinstance(o, dict) and "workload" in o:
+                kind = "torch" if str(o.get("impl", "")).startswith("torch") else "tkc"
+                rows.setdefault(o["workload"], {})[kind] = o
+    if not rows:
+        print("(no numbers: no workload ran)")
+        return 0
+
+    def cell(o):
+        if not o:
+            return "-"
+        if "error" in o:
+            return "error " + str(o["error"])
+        rate = "%.1f GB/s" % o["gbps"] if "gbps" in o else "%.2f TFLOPS" % o.get("tflops", 0)
+        mma = {True: " mma", False: " no-mma"}.get(o.get("mma"), "")
+        bad = "" if o.get("ok", True) else " WRONG"
+        return "%.3f ms %s%s%s" % (o["kernel_ms"], rate, mma, bad)
+
+    print("  %-16s %-30s %-26s %s" % ("workload", "tkc (CUDA)", "torch", "torch time / tkc time"))
+    for w, r in rows.items():
+        t, p = r.get("tkc"), r.get("torch")
+        ratio = "-"
+        if t and p and t.get("kernel_ms", 0) > 0 and "kernel_ms" in p:
+            ratio = "%.2fx" % (p["kernel_ms"] / t["kernel_ms"])
+        print("  %-16s %-30s %-26s %s" % (w, cell(t), cell(p), ratio))
+    return 0
+
+
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--table":
+        return table(sys.argv[2])
     try:
         import torch
     except Exception as e:  # noqa: BLE001 - any import failure is a reason to skip

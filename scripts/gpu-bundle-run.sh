@@ -24,9 +24,13 @@ LOG_DIR=${LOG_DIR:-$work/logs}
 mkdir -p "$LOG_DIR"
 # a fresh kernel cache: nothing compiled on another machine (another CPU) is reused
 export TKC_CACHE_DIR=${TKC_CACHE_DIR:-$work/kernel-cache}
+# the suites that loop over devices (tests/tensor_ref.h, test_backend_ops) run CUDA and INTERP, their
+# reference: the CPU device, every kernel compiled by cc, is the regular ctest's work and would take
+# minutes here (TKC_TEST_DEVICES= runs every device)
+export TKC_TEST_DEVICES=${TKC_TEST_DEVICES-INTERP,CUDA}
 start=$(date +%s)
 
-echo "== machine"
+echo "== machine (bundle: $(cat VERSION 2>/dev/null || echo 'no VERSION'))"
 if command -v nvidia-smi >/dev/null 2>&1; then
   nvidia-smi --query-gpu=name,driver_version,compute_cap,memory.total --format=csv,noheader 2>&1 | head -4
 else
@@ -34,7 +38,7 @@ else
 fi
 command -v ptxas >/dev/null 2>&1 && echo "ptxas: $(ptxas --version | tail -1)" || echo "no ptxas: test_ptx skips its assembler checks"
 command -v cc >/dev/null 2>&1 && echo "cc: $(cc --version | head -1)" || echo "no cc: the CPU device is unavailable"
-echo "TKC_REQUIRE_CUDA=${TKC_REQUIRE_CUDA:-} (1: a missing CUDA device fails)"
+echo "TKC_REQUIRE_CUDA=${TKC_REQUIRE_CUDA:-} (1: a missing CUDA device fails)  TKC_TEST_DEVICES=${TKC_TEST_DEVICES:-(all)}"
 
 # one suite: its output in $LOG_DIR/<name>.log, its verdict in <name>.rc
 run_one() {
@@ -68,7 +72,9 @@ for name in "${names[@]}"; do
   read -r rc secs <"$LOG_DIR/$name.rc" 2>/dev/null || { rc=255 secs=?; }
   # cmocka's own counts, and the suites' "skipped: <why>" lines (a missing device, ptxas, ...)
   counts=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$LOG_DIR/$name.log" | sed -E 's/^\[ *([A-Z]+) *\] ([0-9]+).*/\2 \1/' | tr 'A-Z\n' 'a-z,' | sed 's/,$//; s/,/, /g')
-  why=$(grep -m1 -oiE 'skipped: .*|TKC_REQUIRE_CUDA is set but .*|is required here but unavailable: .*' "$LOG_DIR/$name.log" | cut -c1-160)
+  why=$(grep -m1 -oE 'TKC_REQUIRE_CUDA is set but .*|CUDA is required here but unavailable: .*|skipped[^:]*: .*CUDA.*' "$LOG_DIR/$name.log" ||
+    grep -m1 -oE 'skipped[^:]*: .*' "$LOG_DIR/$name.log")
+  why=$(printf '%s' "$why" | cut -c1-150)
   if [ "$rc" = 0 ]; then
     passed=$((passed + 1))
     printf '  PASS  %-28s %4ss  %s%s\n' "$name" "$secs" "$counts" "${why:+  ($why)}"
@@ -81,19 +87,20 @@ for name in "${names[@]}"; do
 done
 for name in "${failed_names[@]}"; do
   echo "---- $name (failed tests and the last lines of its output)"
-  grep -E '^\[  (FAILED|ERROR) ' "$LOG_DIR/$name.log" | head -20
-  tail -25 "$LOG_DIR/$name.log"
+  grep -E '^\[  (FAILED|ERROR) ' "$LOG_DIR/$name.log" | head -12
+  tail -8 "$LOG_DIR/$name.log"
 done
 
 bench_rc=0
 if [ -z "${NO_BENCH:-}" ]; then
   echo "== bench_cuda (tkc on the CUDA device)"
-  ./bench_cuda 2>"$LOG_DIR/bench_cuda.err"
+  ./bench_cuda 2>"$LOG_DIR/bench_cuda.err" | tee "$LOG_DIR/bench.jsonl"
   bench_rc=$?
   [ $bench_rc = 0 ] || { cat "$LOG_DIR/bench_cuda.err"; echo "bench_cuda: exit $bench_rc"; }
   echo "== cuda_peers.py (PyTorch: cuBLAS matmul, add, sum)"
   if command -v python3 >/dev/null 2>&1; then
-    python3 cuda_peers.py || echo "cuda_peers.py: exit $? (not counted)"
+    python3 cuda_peers.py | tee -a "$LOG_DIR/bench.jsonl" || echo "cuda_peers.py: exit $? (not counted)"
+    python3 cuda_peers.py --table "$LOG_DIR/bench.jsonl" # the numbers side by side
   else
     echo '{"impl": "torch", "skipped": "no python3"}'
   fi

@@ -37,12 +37,13 @@ for a in /usr/lib/"$(gcc -print-multiarch 2>/dev/null || echo x86_64-linux-gnu)"
 done
 [ ${#ffi[@]} -gt 0 ] || echo "gpu-bundle: no libffi_pic.a: libffi.so is copied into the bundle instead" >&2
 
+mkdir -p "$BUILD_DIR"
 echo "== configure $BUILD_DIR (LLVM, WEBGPU, ONNX off; RPATH \$ORIGIN)"
 cmake -S . -B "$BUILD_DIR" "${generator[@]}" "${launcher[@]}" "${ffi[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DTKC_WITH_LLVM=OFF -DTKC_WITH_WEBGPU=OFF -DTKC_WITH_ONNX=OFF \
   -DTKC_BUILD_TESTS=ON -DTKC_BUILD_BENCH=ON -DTKC_BUILD_EXAMPLES=OFF -DTKC_INSTALL=OFF \
-  -DCMAKE_BUILD_RPATH='$ORIGIN' >"$BUILD_DIR.configure.log" 2>&1 ||
-  { cat "$BUILD_DIR.configure.log"; exit 1; }
+  -DCMAKE_BUILD_RPATH='$ORIGIN' >"$BUILD_DIR/configure.log" 2>&1 ||
+  { cat "$BUILD_DIR/configure.log"; exit 1; }
 
 # the suites `ctest -L cuda` runs: their targets are named as they are (tests/test_*.c); ctest gives
 # their commands once the executables exist
@@ -95,6 +96,11 @@ if command -v readelf >/dev/null 2>&1; then
   readelf -d "$BUNDLE_DIR/bench_cuda" | grep -q 'R.*PATH.*\$ORIGIN' ||
     { echo "gpu-bundle: bench_cuda has no \$ORIGIN RPATH" >&2; exit 1; }
 fi
+
+# what it was built from, for scripts/gpu-check.sh to compare with the checkout it runs in
+glibc=$(for f in "$BUNDLE_DIR"/*; do objdump -T "$f" 2>/dev/null; done | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
+echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), built $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -m), needs ${glibc:-GLIBC ?} or newer" >"$BUNDLE_DIR/VERSION"
+echo "  $(cat "$BUNDLE_DIR/VERSION")"
 
 size_kb=$(du -sk "$BUNDLE_DIR" | cut -f1)
 echo "== $BUNDLE_DIR: $(ls "$BUNDLE_DIR" | wc -l) files, $((size_kb / 1024)).$(((size_kb % 1024) * 10 / 1024)) MiB (the working tree may carry ${LIMIT_MB} MiB)"
