@@ -2,7 +2,8 @@
  * per workload (bench/cuda_peers.py prints the same shape for PyTorch, cuBLAS's matmul included):
  *   add_64M          x + y, 64M float32 (bytes: two reads and a write)
  *   sum_64M          sum of 64M float32 to one value (bytes: one read)
- *   matmul_f16_2048  (2048x2048 @ 2048x2048) in float16, tensor cores (mma.sync) when the heuristics pick them
+ *   matmul_f16_1024  (1024x1024 @ 1024x1024) in float16, tensor cores (mma.sync) when the heuristics pick them
+ *   matmul_f16_2048  the same at 2048
  *   matmul_f16_4096  the same at 4096
  * Fields: impl, device, workload, first_realize_ms (codegen + ptx JIT + run), kernel_ms (best time
  * inside the launches over the reps: the device's run time, launches synchronize), realize_ms (best
@@ -10,7 +11,8 @@
  * kernel_ms, mma (the PTX holds mma.sync), ok (a spot check against the host).
  * Without a CUDA device (no GPU or no driver) it prints {"impl", "device", "skipped": why} and exits
  * 0, or 1 when TKC_REQUIRE_CUDA=1 (scripts/gpu-check.sh). Usage: bench_cuda [workload-substring ...];
- * TKC_BENCH_REPS (default 10). Notes and errors go to stderr; exit 1 when a workload fails. */
+ * TKC_BENCH_REPS (default 10); TKC_BENCH_DEVICE=CPU runs the same on another device (to check this
+ * program where no GPU is). Notes and errors go to stderr; exit 1 when a workload fails. */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -48,12 +50,20 @@ static float half_to_float(uint16_t h) {
   return f;
 }
 
+/* msg as the text of a JSON string: quotes, backslashes and control characters become spaces */
+static void json_text(char *out, size_t n, const char *msg) {
+  snprintf(out, n, "%s", msg ? msg : "");
+  for (char *c = out; *c; c++)
+    if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = ' ';
+}
+
 typedef struct bench {
+  const char *dev;
   tkc_ctx *ctx;
   tkc_tensor *x, *y;            /* 64M float32 */
   float *hx, *hy;
-  tkc_tensor *a16[2], *b16[2]; /* 2048 and 4096 float16 */
-  float *ha[2], *hb[2];
+  tkc_tensor *a16[3], *b16[3]; /* 1024, 2048 and 4096 float16 */
+  float *ha[3], *hb[3];
   int reps;
 } bench;
 
@@ -72,7 +82,7 @@ static tkc_tensor *make(bench *b, const workload *w) {
 /* the output against the host: a few elements of add and matmul, the whole sum */
 static int check(bench *b, const workload *w, tkc_tensor *g) {
   if (w->mm >= 0) {
-    int64_t n = 2048 << w->mm;
+    int64_t n = 1024 << w->mm;
     uint16_t *out = malloc((size_t)(n * n) * sizeof *out);
     int ok = out && tkc_copy_out(g, out, (size_t)(n * n) * sizeof *out) == TKC_OK;
     for (int k = 0; ok && k < 16; k++) {
@@ -115,9 +125,12 @@ static int run(bench *b, const workload *w) {
   tkc_status st = tkc_realize(g);
   double first = now_ms() - t0;
   if (st != TKC_OK) {
+    char why[512];
+    json_text(why, sizeof why, tkc_last_error());
     fprintf(stderr, "bench_cuda: %s: %s\n", w->name, tkc_last_error());
-    printf("{\"impl\": \"tkc-%s\", \"device\": \"CUDA\", \"workload\": \"%s\", \"error\": \"%s\"}\n", tkc_version(), w->name,
-           tkc_status_str(st));
+    printf("{\"impl\": \"tkc-%s\", \"device\": \"%s\", \"workload\": \"%s\", \"error\": \"%s\", \"why\": \"%s\"}\n", tkc_version(),
+           b->dev, w->name, tkc_status_str(st), why);
+    fflush(stdout);
     tkc_tensor_free(g);
     return 1;
   }
@@ -137,9 +150,9 @@ static int run(bench *b, const workload *w) {
     if (t < best_realize) best_realize = t;
     if ((s1.kernel_s - s0.kernel_s) * 1e3 < best) best = (s1.kernel_s - s0.kernel_s) * 1e3;
   }
-  printf("{\"impl\": \"tkc-%s\", \"device\": \"CUDA\", \"workload\": \"%s\", \"first_realize_ms\": %.1f, \"kernel_ms\": %.3f, "
+  printf("{\"impl\": \"tkc-%s\", \"device\": \"%s\", \"workload\": \"%s\", \"first_realize_ms\": %.1f, \"kernel_ms\": %.3f, "
          "\"realize_ms\": %.3f",
-         tkc_version(), w->name, first, best, best_realize);
+         tkc_version(), b->dev, w->name, first, best, best_realize);
   if (w->bytes) printf(", \"gbps\": %.1f", w->bytes / (best * 1e-3) / 1e9);
   if (w->flops) printf(", \"tflops\": %.2f, \"mma\": %s", w->flops / (best * 1e-3) / 1e12, mma ? "true" : "false");
   printf(", \"ok\": %s}\n", ok && st == TKC_OK ? "true" : "false");
@@ -165,30 +178,31 @@ static tkc_tensor *upload_f16(bench *b, float **h, int64_t n, unsigned seed) {
 }
 
 int main(int argc, char **argv) {
-  const char *req = getenv("TKC_REQUIRE_CUDA");
+  const char *req = getenv("TKC_REQUIRE_CUDA"), *dev = getenv("TKC_BENCH_DEVICE");
+  if (!dev || !*dev) dev = "CUDA";
   int required = req && !strcmp(req, "1");
-  if (!tkc_device_available("CUDA")) {
-    tkc_ctx *probe = tkc_ctx_new("CUDA"); /* NULL: sets the reason */
+  if (!tkc_device_available(dev)) {
+    tkc_ctx *probe = tkc_ctx_new(dev); /* NULL: sets the reason */
     char why[512];
-    snprintf(why, sizeof why, "%s", tkc_last_error());
+    json_text(why, sizeof why, tkc_last_error());
     tkc_ctx_free(probe);
-    for (char *c = why; *c; c++)
-      if (*c == '"' || *c == '\\' || (unsigned char)*c < 32) *c = ' ';
-    printf("{\"impl\": \"tkc-%s\", \"device\": \"CUDA\", \"skipped\": \"%s\"}\n", tkc_version(), why);
-    if (required) fprintf(stderr, "bench_cuda: TKC_REQUIRE_CUDA=1 but no CUDA device: %s\n", why);
+    printf("{\"impl\": \"tkc-%s\", \"device\": \"%s\", \"skipped\": \"%s\"}\n", tkc_version(), dev, why);
+    if (required) fprintf(stderr, "bench_cuda: TKC_REQUIRE_CUDA=1 but no %s device: %s\n", dev, why);
     return required;
   }
   const workload work[] = {
       {"add_64M", -1, 3.0 * 4 * N64M, 0},
       {"sum_64M", -1, 4.0 * N64M, 0},
-      {"matmul_f16_2048", 0, 0, 2.0 * 2048 * 2048 * 2048},
-      {"matmul_f16_4096", 1, 0, 2.0 * 4096 * 4096 * 4096},
+      {"matmul_f16_1024", 0, 0, 2.0 * 1024 * 1024 * 1024},
+      {"matmul_f16_2048", 1, 0, 2.0 * 2048 * 2048 * 2048},
+      {"matmul_f16_4096", 2, 0, 2.0 * 4096 * 4096 * 4096},
   };
   bench b;
   memset(&b, 0, sizeof b);
+  b.dev = dev;
   const char *reps = getenv("TKC_BENCH_REPS");
   b.reps = reps && atoi(reps) > 0 ? atoi(reps) : 10;
-  b.ctx = tkc_ctx_new("CUDA");
+  b.ctx = tkc_ctx_new(dev);
   if (!b.ctx) {
     fprintf(stderr, "bench_cuda: %s\n", tkc_last_error());
     return 1;
@@ -200,11 +214,13 @@ int main(int argc, char **argv) {
     b.x = tkc_tensor_new(b.ctx, TKC_FLOAT32, 1, (const int64_t[]){N64M}, b.hx);
     b.y = tkc_tensor_new(b.ctx, TKC_FLOAT32, 1, (const int64_t[]){N64M}, b.hy);
   }
-  for (int i = 0; i < 2; i++) {
-    b.a16[i] = upload_f16(&b, &b.ha[i], 2048 << i, 3 + 2 * (unsigned)i);
-    b.b16[i] = upload_f16(&b, &b.hb[i], 2048 << i, 4 + 2 * (unsigned)i);
+  int inputs_ok = b.x && b.y;
+  for (int i = 0; i < 3; i++) {
+    b.a16[i] = upload_f16(&b, &b.ha[i], 1024 << i, 3 + 2 * (unsigned)i);
+    b.b16[i] = upload_f16(&b, &b.hb[i], 1024 << i, 4 + 2 * (unsigned)i);
+    inputs_ok = inputs_ok && b.a16[i] && b.b16[i];
   }
-  if (!b.x || !b.y || !b.a16[0] || !b.b16[0] || !b.a16[1] || !b.b16[1]) {
+  if (!inputs_ok) {
     fprintf(stderr, "bench_cuda: inputs: %s\n", tkc_last_error());
     status = 1;
   }
@@ -212,6 +228,6 @@ int main(int argc, char **argv) {
     if (wanted(work[k].name, argc, argv) && run(&b, &work[k])) failed = 1;
   tkc_ctx_free(b.ctx);
   free(b.hx), free(b.hy);
-  for (int i = 0; i < 2; i++) free(b.ha[i]), free(b.hb[i]);
+  for (int i = 0; i < 3; i++) free(b.ha[i]), free(b.hb[i]);
   return status || failed;
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """bench/cuda_peers.py: bench_cuda's workloads on PyTorch's CUDA device, for comparison in the same
-run (scripts/gpu-check.sh runs both): add_64M, sum_64M (float32) and matmul_f16_2048/4096 (float16,
+run (scripts/gpu-check.sh runs both): add_64M, sum_64M (float32) and matmul_f16_1024/2048/4096 (float16,
 cuBLAS with tensor cores). One JSON object per workload in bench_cuda's shape: impl, device,
 workload, kernel_ms (best of the reps, timed with CUDA events around the op alone), gbps or tflops.
 Without torch or without a GPU it prints {"impl": "torch", "skipped": why} and exits 0.
@@ -91,7 +91,7 @@ def main():
         ("sum_64M", lambda: x.sum(), 4.0 * N64M, 0),
     ]
     mats = {}
-    for n in (2048, 4096):
+    for n in (1024, 2048, 4096):
         mats[n] = (torch.rand(n, n, device=dev, generator=g, dtype=torch.float16) - 0.5,
                    torch.rand(n, n, device=dev, generator=g, dtype=torch.float16) - 0.5)
         work.append(("matmul_f16_%d" % n, (lambda ab: lambda: torch.matmul(*ab))(mats[n]), 0, 2.0 * n * n * n))
