@@ -152,9 +152,11 @@ static int run(bench *b, const workload *w) {
   }
   printf("{\"impl\": \"tkc-%s\", \"device\": \"%s\", \"workload\": \"%s\", \"first_realize_ms\": %.1f, \"kernel_ms\": %.3f, "
          "\"realize_ms\": %.3f",
-         tkc_version(), b->dev, w->name, first, best, best_realize);
-  if (w->bytes) printf(", \"gbps\": %.1f", w->bytes / (best * 1e-3) / 1e9);
-  if (w->flops) printf(", \"tflops\": %.2f, \"mma\": %s", w->flops / (best * 1e-3) / 1e12, mma ? "true" : "false");
+         tkc_version(), b->dev, w->name, first, isfinite(best) ? best : -1.0, isfinite(best_realize) ? best_realize : -1.0);
+  int timed = best > 0 && isfinite(best); /* (JSON has no inf) */
+  if (w->bytes && timed) printf(", \"gbps\": %.1f", w->bytes / (best * 1e-3) / 1e9);
+  if (w->flops && timed) printf(", \"tflops\": %.2f", w->flops / (best * 1e-3) / 1e12);
+  if (w->flops) printf(", \"mma\": %s", mma ? "true" : "false");
   printf(", \"ok\": %s}\n", ok && st == TKC_OK ? "true" : "false");
   fflush(stdout);
   return !(ok && st == TKC_OK);

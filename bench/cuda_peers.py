@@ -43,13 +43,13 @@ def table(path):
         bad = "" if o.get("ok", True) else " WRONG"
         return "%.3f ms %s%s%s" % (o["kernel_ms"], rate, mma, bad)
 
-    print("  %-16s %-30s %-26s %s" % ("workload", "tkc (CUDA)", "torch", "torch time / tkc time"))
+    print("  %-16s %-36s %-28s %s" % ("workload", "tkc (CUDA)", "torch", "torch time / tkc time"))
     for w, r in rows.items():
         t, p = r.get("tkc"), r.get("torch")
         ratio = "-"
         if t and p and t.get("kernel_ms", 0) > 0 and "kernel_ms" in p:
             ratio = "%.2fx" % (p["kernel_ms"] / t["kernel_ms"])
-        print("  %-16s %-30s %-26s %s" % (w, cell(t), cell(p), ratio))
+        print("  %-16s %-36s %-28s %s" % (w, cell(t), cell(p), ratio))
     return 0
 
 

@@ -93,12 +93,12 @@ done | sort -u | while read -r name path; do
   fi
 done
 if command -v readelf >/dev/null 2>&1; then
-  readelf -d "$BUNDLE_DIR/bench_cuda" | grep -q 'R.*PATH.*\$ORIGIN' ||
+  readelf -d "$BUNDLE_DIR/bench_cuda" | grep 'R.*PATH.*\$ORIGIN' >/dev/null ||
     { echo "gpu-bundle: bench_cuda has no \$ORIGIN RPATH" >&2; exit 1; }
 fi
 
 # what it was built from, for scripts/gpu-check.sh to compare with the checkout it runs in
-glibc=$(for f in "$BUNDLE_DIR"/*; do objdump -T "$f" 2>/dev/null; done | grep -o 'GLIBC_[0-9.]*' | sort -Vu | tail -1)
+glibc=$( (for f in "$BUNDLE_DIR"/*; do objdump -T "$f" 2>/dev/null || true; done) | grep -o "GLIBC_[0-9.]*" | sort -Vu | tail -1 || true)
 echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)'), built $(date -u '+%Y-%m-%d %H:%M UTC') on $(uname -m), needs ${glibc:-GLIBC ?} or newer" >"$BUNDLE_DIR/VERSION"
 echo "  $(cat "$BUNDLE_DIR/VERSION")"
 

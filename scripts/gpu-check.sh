@@ -27,7 +27,7 @@ BUNDLE_DIR=${BUNDLE_DIR:-gpu-bundle}
 export TKC_REQUIRE_CUDA=${TKC_REQUIRE_CUDA:-1}
 export PATH="$PATH:/usr/local/cuda/bin" # ptxas, when the toolkit is installed there
 
-if [ "${1:-}" != "--source" ] && [ -x "$BUNDLE_DIR/run.sh" ]; then
+if [ "${1:-}" != "--source" ] && [ -f "$BUNDLE_DIR/run.sh" ]; then
   echo "== bundle $BUNDLE_DIR"
   if command -v git >/dev/null 2>&1 && head=$(git rev-parse --short HEAD 2>/dev/null); then
     grep -q "$head" "$BUNDLE_DIR/VERSION" 2>/dev/null ||
