@@ -69,7 +69,7 @@ wait
 
 passed=0 failed=0 failed_names=()
 for name in "${names[@]}"; do
-  read -r rc secs <"$LOG_DIR/$name.rc" 2>/dev/null || { rc=255 secs=?; }
+  read -r rc secs <"$LOG_DIR/$name.rc" 2>/dev/null || { rc=255 secs='?'; }
   # cmocka's own counts, and the suites' "skipped: <why>" lines (a missing device, ptxas, ...)
   counts=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$LOG_DIR/$name.log" | sed -E 's/^\[ *([A-Z]+) *\] ([0-9]+).*/\2 \1/' | tr 'A-Z\n' 'a-z,' | sed 's/,$//; s/,/, /g')
   why=$(grep -m1 -oE 'TKC_REQUIRE_CUDA is set but .*|CUDA is required here but unavailable: .*|skipped[^:]*: .*CUDA.*' "$LOG_DIR/$name.log" ||

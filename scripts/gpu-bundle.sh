@@ -39,6 +39,7 @@ done
 
 mkdir -p "$BUILD_DIR"
 echo "== configure $BUILD_DIR (LLVM, WEBGPU, ONNX off; RPATH \$ORIGIN)"
+# shellcheck disable=SC2016 # $ORIGIN is for the dynamic loader, not the shell
 cmake -S . -B "$BUILD_DIR" "${generator[@]}" "${launcher[@]}" "${ffi[@]}" \
   -DCMAKE_BUILD_TYPE=Release -DTKC_WITH_LLVM=OFF -DTKC_WITH_WEBGPU=OFF -DTKC_WITH_ONNX=OFF \
   -DTKC_BUILD_TESTS=ON -DTKC_BUILD_BENCH=ON -DTKC_BUILD_EXAMPLES=OFF -DTKC_INSTALL=OFF \
@@ -49,7 +50,7 @@ cmake -S . -B "$BUILD_DIR" "${generator[@]}" "${launcher[@]}" "${ffi[@]}" \
 # their commands once the executables exist
 names=$(ctest --test-dir "$BUILD_DIR" -L cuda -N | sed -nE 's/^ *Test +#[0-9]+: ([A-Za-z0-9_]+)$/\1/p')
 [ -n "$names" ] || { echo "gpu-bundle: ctest -L cuda lists no suites" >&2; exit 1; }
-echo "== build: $(echo $names) bench_cuda"
+echo "== build: $(tr '\n' ' ' <<<"$names")bench_cuda"
 # shellcheck disable=SC2086
 cmake --build "$BUILD_DIR" -j"$JOBS" --target $names bench_cuda
 
@@ -93,6 +94,7 @@ done | sort -u | while read -r name path; do
   fi
 done
 if command -v readelf >/dev/null 2>&1; then
+  # shellcheck disable=SC2016
   readelf -d "$BUNDLE_DIR/bench_cuda" | grep 'R.*PATH.*\$ORIGIN' >/dev/null ||
     { echo "gpu-bundle: bench_cuda has no \$ORIGIN RPATH" >&2; exit 1; }
 fi
@@ -103,7 +105,7 @@ echo "commit $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff
 echo "  $(cat "$BUNDLE_DIR/VERSION")"
 
 size_kb=$(du -sk "$BUNDLE_DIR" | cut -f1)
-echo "== $BUNDLE_DIR: $(ls "$BUNDLE_DIR" | wc -l) files, $((size_kb / 1024)).$(((size_kb % 1024) * 10 / 1024)) MiB (the working tree may carry ${LIMIT_MB} MiB)"
+echo "== $BUNDLE_DIR: $(find "$BUNDLE_DIR" -type f | wc -l) files, $((size_kb / 1024)).$(((size_kb % 1024) * 10 / 1024)) MiB (the working tree may carry ${LIMIT_MB} MiB)"
 if [ "$size_kb" -gt $((LIMIT_MB * 1024 / 2)) ]; then
   echo "gpu-bundle: over half of the ${LIMIT_MB} MiB the device tool carries" >&2
   exit 1
