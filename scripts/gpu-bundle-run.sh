@@ -9,7 +9,8 @@
 #
 #   bash gpu-bundle/run.sh                         everything
 #   TESTS='test_cuda test_ptx' bash gpu-bundle/run.sh   only these suites (names as in tests.txt)
-#   JOBS=8 PER_TEST_TIMEOUT=240 NO_BENCH=1 LOG_DIR=dir bash gpu-bundle/run.sh
+#   JOBS=8 PER_TEST_TIMEOUT=180 BENCH_TIMEOUT=60 NO_BENCH=1 LOG_DIR=dir bash gpu-bundle/run.sh
+# python3 is the one on PATH (on the GPU machine, the one with PyTorch).
 set -uo pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 cd "$here" || exit 1
@@ -17,7 +18,8 @@ export PATH="${PATH:-/usr/bin:/bin}:/usr/local/cuda/bin"
 export NODEVICE_SELECT=1 CMOCKA_MESSAGE_OUTPUT=stdout
 JOBS=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 [ "$JOBS" -gt 8 ] && JOBS=8 # the suites compile CPU kernels too; more gains little
-PER_TEST_TIMEOUT=${PER_TEST_TIMEOUT:-240}
+PER_TEST_TIMEOUT=${PER_TEST_TIMEOUT:-180}
+BENCH_TIMEOUT=${BENCH_TIMEOUT:-60} # each of bench_cuda and cuda_peers.py: at most 180 + 2 x 60 s, under 5 minutes
 work=$(mktemp -d "${TMPDIR:-/tmp}/tkc-gpu-bundle.XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 LOG_DIR=${LOG_DIR:-$work/logs}
@@ -72,7 +74,7 @@ for name in "${names[@]}"; do
   read -r rc secs <"$LOG_DIR/$name.rc" 2>/dev/null || { rc=255 secs='?'; }
   # cmocka's own counts, and the suites' "skipped: <why>" lines (a missing device, ptxas, ...)
   counts=$(grep -E '^\[  (PASSED|FAILED|SKIPPED) +\] [0-9]+ test' "$LOG_DIR/$name.log" | sed -E 's/^\[ *([A-Z]+) *\] ([0-9]+).*/\2 \1/' | tr 'A-Z\n' 'a-z,' | sed 's/,$//; s/,/, /g')
-  why=$(grep -m1 -oE 'TKC_REQUIRE_CUDA is set but .*|CUDA is required here but unavailable: .*|skipped[^:]*: .*CUDA.*' "$LOG_DIR/$name.log" ||
+  why=$(grep -m1 -oE 'TKC_REQUIRE_CUDA is set but .*|CUDA is required here but unavailable: .*|skipped[^:]*CUDA[^:]*: .*|skipped[^:]*: .*CUDA.*' "$LOG_DIR/$name.log" ||
     grep -m1 -oE 'skipped[^:]*: .*' "$LOG_DIR/$name.log")
   why=$(printf '%s' "$why" | cut -c1-150)
   if [ "$rc" = 0 ]; then
@@ -94,12 +96,12 @@ done
 bench_rc=0
 if [ -z "${NO_BENCH:-}" ]; then
   echo "== bench_cuda (tkc on the CUDA device)"
-  ./bench_cuda 2>"$LOG_DIR/bench_cuda.err" | tee "$LOG_DIR/bench.jsonl"
+  timeout -k 5 "$BENCH_TIMEOUT" ./bench_cuda 2>"$LOG_DIR/bench_cuda.err" | tee "$LOG_DIR/bench.jsonl"
   bench_rc=$?
   [ $bench_rc = 0 ] || { cat "$LOG_DIR/bench_cuda.err"; echo "bench_cuda: exit $bench_rc"; }
   echo "== cuda_peers.py (PyTorch: cuBLAS matmul, add, sum)"
   if command -v python3 >/dev/null 2>&1; then
-    python3 cuda_peers.py | tee -a "$LOG_DIR/bench.jsonl" || echo "cuda_peers.py: exit $? (not counted)"
+    timeout -k 5 "$BENCH_TIMEOUT" python3 cuda_peers.py | tee -a "$LOG_DIR/bench.jsonl" || echo "cuda_peers.py: exit $? (not counted)"
     python3 cuda_peers.py --table "$LOG_DIR/bench.jsonl" # the numbers side by side
   else
     echo '{"impl": "torch", "skipped": "no python3"}'
