@@ -168,7 +168,9 @@ static void test_rendered_index_width(void **state) {
   (void)state;
   tkc_ctx *ctx = tkc_ctx_new("INTERP");
   tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){1}, (const float[]){1});
-  tkc_tensor *big = tkc_sum(tkc_expand(x, 1, (const int64_t[]){(INT64_C(1) << 31) + 64}), 0, NULL, 0);
+  /* a buffer of 2^31 + 64 elements written (a sum of that many would be split into two reduces that
+   * each index below 2^31) */
+  tkc_tensor *big = tkc_contiguous(tkc_expand(x, 1, (const int64_t[]){(INT64_C(1) << 31) + 64}));
   tkc_tensor *small = tkc_sum(tkc_expand(x, 1, (const int64_t[]){INT32_MAX}), 0, NULL, 0);
   static const char *const want64[][2] = {{"C", "long long ridx"}, {"LLVM", "i64"}, {"PTX", ".s64"}};
   for (int r = 0; r < 3; r++) {

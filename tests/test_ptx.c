@@ -441,6 +441,22 @@ static void test_tensor_api_mma_fused_casts(void **state) {
   tkc_ctx_free(ctx);
 }
 
+/* a 2048^3 half matmul (2^33 iterations, every index < 2^22) keeps int32 indices and tensor cores */
+static void test_tensor_api_mma_large(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new(tkc_device_available("CPU") ? "CPU" : "INTERP"); /* (realizes the inputs) */
+  assert_non_null(ctx);
+  tkc_tensor *a = tkc_rand(ctx, TKC_FLOAT16, 2, (const int64_t[]){2048, 2048}, 1), *b = tkc_rand(ctx, TKC_FLOAT16, 2, (const int64_t[]){2048, 2048}, 2);
+  assert_true(a && b && !tkc_realize(a) && !tkc_realize(b));
+  tkc_tensor *m = tkc_matmul(a, b);
+  char *src = m ? tkc_kernels_source(m, "PTX") : NULL;
+  if (!src) fail_msg("2048^3 half matmul: no PTX: %s", tkc_last_error());
+  assert_non_null(strstr(src, "mma.sync.aligned.m16n8k16"));
+  tkc_free(src);
+  tkc_tensor_free(m), tkc_tensor_free(a), tkc_tensor_free(b);
+  tkc_ctx_free(ctx);
+}
+
 /* elementwise kernels from the tensor API use ld/st.global.v4 where the index is provably aligned;
  * a view starting one element in does not (scalar loads); the kernel assembles */
 static void test_tensor_api_vector_access(void **state) {
@@ -858,7 +874,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_mma_fused_casts), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_mma_fused_casts), cmocka_unit_test(test_tensor_api_mma_large), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

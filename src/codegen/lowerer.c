@@ -50,11 +50,18 @@ static tkc_uop *special(tkc_graph *g, const char *name, int64_t n) {
   return s && idx_scalar != TKC_INT32 ? tkc_uop_cast(g, s, i32()) : s;
 }
 
-/* int64 when the kernel's iteration space, a view or a buffer can reach past INT32_MAX, else int32 */
+/* int64 when the kernel's output space, its reduce space, a view or a buffer can reach past
+ * INT32_MAX, else int32. The two spaces are counted apart: no index mixes an output position with a
+ * reduce position past what the views reach (a 2048^3 matmul has 2^33 iterations but indices < 2^22;
+ * counted together it lost int32 indices, and with them tensor cores) */
 static tkc_dtype index_dtype(const tkc_kshape *ks, tkc_uop *const *order, size_t n) {
-  __int128 space = 1;
-  for (int d = 0; d < ks->ndim; d++) space *= ks->padded[d] > ks->full[d] ? ks->padded[d] : ks->full[d];
-  if (space > INT32_MAX) return TKC_INT64;
+  __int128 out = 1, red = 1;
+  for (int d = 0; d < ks->ndim; d++) {
+    int64_t len = ks->padded[d] > ks->full[d] ? ks->padded[d] : ks->full[d];
+    if (ks->out[d] == ks->full[d]) out *= len;
+    else red *= len;
+  }
+  if (out > INT32_MAX || red > INT32_MAX) return TKC_INT64;
   for (size_t i = 0; i < n; i++) {
     const tkc_uop *u = order[i];
     tkc_st st;

@@ -75,7 +75,8 @@ TKC_HIDDEN tkc_status tkc_st_window(tkc_st *st, int64_t kh, int64_t kw, int64_t 
 /* The element offset and validity of st at index idxs (one int32 UOp per dim of the last view);
  * *valid is NULL when always valid. */
 TKC_HIDDEN tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc_uop **index, tkc_uop **valid);
-/* The largest element offset or element count st can reach (masks ignored; saturating): kernels
+/* The largest element offset st can reach, or element count of an inner view (masks ignored;
+ * saturating; a broadcast view of 2^33 elements over 2^22 reaches 2^22): kernels
  * whose views reach past INT32_MAX index in int64. tkc_st_expr builds its index math in the dtype of
  * idxs[0] (int32 or int64). */
 TKC_HIDDEN int64_t tkc_st_max_index(const tkc_st *st);

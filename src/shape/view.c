@@ -382,8 +382,8 @@ tkc_status tkc_st_expr(const tkc_st *st, tkc_graph *g, tkc_uop *const *idxs, tkc
   return idx ? TKC_OK : tkc_last_status();
 }
 
-/* The largest element offset st can reach (masks ignored) and its element count, for choosing the
- * index width: past INT32_MAX the kernel indexes in int64. Saturates at INT64_MAX. */
+/* The largest element offset st can reach (masks ignored) and the element count of its inner views,
+ * for choosing the index width: past INT32_MAX the kernel indexes in int64. Saturates at INT64_MAX. */
 int64_t tkc_st_max_index(const tkc_st *st) {
   int64_t worst = 0;
   for (int k = 0; k < st->nviews; k++) {
@@ -402,7 +402,8 @@ int64_t tkc_st_max_index(const tkc_st *st) {
       n *= v->shape[i] > 0 ? v->shape[i] : 1;
       if (n > INT64_MAX) n = INT64_MAX;
     }
-    if (n > hi) hi = n;
+    if (k < st->nviews - 1 && n > hi) hi = n; /* an inner view unravels a flat index below its count; the
+                                              * outer one (the kernel's) is indexed by its strides only */
     if (hi > INT64_MAX) return INT64_MAX;
     if ((int64_t)hi > worst) worst = (int64_t)hi;
   }
