@@ -32,7 +32,7 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
 
 /* The bytes a tensor of ggml_type and the row-major `shape` takes (numel / block_elems * block_bytes),
  * for a reader to check a file's sizes; -1 with tkc_last_error() set when the type has no row
- * (TKC_EUNSUPPORTED) or the shape does not fit it (TKC_ESHAPE: ndim outside 1..TKC_MAX_DIMS, a
+ * (TKC_EUNSUPPORTED) or the shape does not fit it (TKC_ESHAPE: ndim outside 1..8 (TKC_MAX_DIMS), a
  * negative or variable dim, more than 2^55 elements, a last dim that is not whole blocks). */
 int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 
