@@ -2,7 +2,7 @@
  *  - each type's values bit-exact against a plain C port of ggml's dequantize_row_* (ggml-quants.c),
  *    on random blocks (random bytes with finite float16 scales), for rows of one and several blocks,
  *    several rows, 3-d shapes and the odd row lengths a format allows (K-quants: 256 k, the 32-value
- *    types: 32 k), F32/F16/BF16 included;
+ *    types: 32 k), F32/F16/BF16 included, and bytes that are a view at an odd offset of a buffer;
  *  - refusals: a last dim that is not whole blocks, a wrong byte count, non-uint8 or 2-d bytes, an
  *    unknown type, NULL, bad shapes;
  *  - a quantized matvec (1 x K . K x N) and matmul (M = 8) with the dequantization fused into it,
@@ -191,11 +191,24 @@ static tkc_tensor *packed_tensor(tkc_ctx *ctx, int type, int ndim, const int64_t
 
 /* ---------------------------------------------------------------- bit-exact values */
 
-static void check_bit_exact(tkc_ctx *ctx, const char *dev, int type, int ndim, const int64_t *shape, int moderate) {
+/* offset > 0: the bytes are a view at that (unaligned) offset into a larger buffer, as a model
+ * file's tensors are views of the file's data */
+static void check_bit_exact(tkc_ctx *ctx, const char *dev, int type, int ndim, const int64_t *shape, int moderate, int64_t offset) {
   const tkc_quant_format *f = tkc_quant_format_of(type);
   int64_t n = numel_of(ndim, shape);
   uint8_t *data;
   tkc_tensor *packed = packed_tensor(ctx, type, ndim, shape, moderate, &data);
+  if (offset) {
+    int64_t nbytes = tkc_numel(packed), total = offset + nbytes + 3;
+    uint8_t *file = malloc((size_t)total);
+    for (int64_t i = 0; i < total; i++) file[i] = (uint8_t)rnd();
+    memcpy(file + offset, data, (size_t)nbytes);
+    tkc_tensor *whole = tkc_tensor_new(ctx, TKC_UINT8, 1, &total, file);
+    tkc_tensor_free(packed);
+    packed = tkc_shrink(whole, (int64_t[]){offset, offset + nbytes});
+    tkc_tensor_free(whole);
+    free(file);
+  }
   float *want = malloc((size_t)n * 4 + 4), *got = malloc((size_t)n * 4 + 4);
   ref_dequantize(type, data, n, want);
   tkc_tensor *w = tkc_quant_dequantize(packed, type, ndim, shape);
@@ -230,10 +243,11 @@ static void test_bit_exact(void **state) {
       /* one block; a row of several blocks; several rows of an odd number of blocks; 3-d */
       int64_t s1[] = {be}, s2[] = {5 * be}, s3[] = {3, 7 * be}, s4[] = {2, 3, 2 * be};
       if (f->block_elems == 1) s3[1] = 7 * 32 + 5; /* one-value blocks: any row length */
-      check_bit_exact(ctx, dev, all_types[t], 1, s1, 0);
-      check_bit_exact(ctx, dev, all_types[t], 1, s2, 0);
-      check_bit_exact(ctx, dev, all_types[t], 2, s3, 0);
-      check_bit_exact(ctx, dev, all_types[t], 3, s4, 1);
+      check_bit_exact(ctx, dev, all_types[t], 1, s1, 0, 0);
+      check_bit_exact(ctx, dev, all_types[t], 1, s2, 0, 0);
+      check_bit_exact(ctx, dev, all_types[t], 2, s3, 0, 0);
+      check_bit_exact(ctx, dev, all_types[t], 3, s4, 1, 0);
+      check_bit_exact(ctx, dev, all_types[t], 2, s3, 0, 5); /* a view at an odd offset */
     }
   }
   TR_END();
