@@ -376,11 +376,41 @@ static void test_fused_matmul(void **state) {
   TR_END();
 }
 
+/* CUDA has no GPU here: the dequantizers and the fused products are at least lowered and rendered for
+ * PTX, each as one kernel (a cat or an arange joined to the rows by a reshape did not lower for PTX) */
+static void test_ptx_render(void **state) {
+  (void)state;
+  tr_begin();
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  for (int t = 0; t < NTYPES; t++) {
+    const tkc_quant_format *f = tkc_quant_format_of(all_types[t]);
+    int64_t wshape[] = {64, 512}, nbytes = tkc_quant_nbytes(all_types[t], 2, wshape);
+    tkc_tensor *packed = tkc_tensor_new(ctx, TKC_UINT8, 1, &nbytes, NULL);
+    for (int64_t m = 0; m <= 8; m += m ? 7 : 1) { /* 0: the dequantized weights alone, then 1 x K and 8 x K products */
+      tkc_scope_begin(ctx);
+      tkc_tensor *w = tkc_quant_dequantize(packed, all_types[t], 2, wshape), *y = w;
+      if (m) y = tkc_matmul(tkc_tensor_new(ctx, TKC_FLOAT32, 2, (int64_t[]){m, 512}, NULL), tkc_transpose(w, 0, 1));
+      char *src = tkc_kernels_source(y, "PTX");
+      TR_EXPECT(src, "%s m=%lld: rendered for PTX", f->name, (long long)m);
+      int entries = 0;
+      for (const char *e = src ? strstr(src, ".entry ") : NULL; e; e = strstr(e + 1, ".entry ")) entries++;
+      TR_EXPECT(!src || entries == 1, "%s m=%lld: %d PTX kernels (1 expected)", f->name, (long long)m, entries);
+      tkc_free(src);
+      tkc_scope_end(ctx);
+    }
+    tkc_tensor_free(packed);
+  }
+  tkc_ctx_free(ctx);
+  TR_END();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_refusals),
       cmocka_unit_test(test_bit_exact),
       cmocka_unit_test(test_fused_matmul),
+      cmocka_unit_test(test_ptx_render),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

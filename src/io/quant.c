@@ -9,7 +9,7 @@
  * scales and quants is exact except the last rounding, so the values are bit-exact with ggml's. */
 #include <stdint.h>
 #include "quant.h"
-#include "tkc/ops_shape.h" /* tkc_cat, tkc_unsqueeze */
+#include "tkc/ops_shape.h" /* tkc_unsqueeze */
 /* struct tkc_tensor, for the ctx of `packed`: the constants (shift amounts, masks, offsets) are tensors
  * of that ctx, and tkc.h has no tensor -> ctx getter (yet) */
 #include "graph/graph.h"
@@ -87,17 +87,22 @@ static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
 /* the float16 at byte off of every block (a scale), as float32: (nblocks, 1) */
 static tkc_tensor *f16_at(qb *b, tkc_tensor *blocks, int64_t off) { return f32(b, bitcast(b, u16_at(b, blocks, off), TKC_FLOAT16)); }
 
+/* A small uint8 table of shape (n, 1), a buffer of the ctx (uploaded at build time, a few bytes; no
+ * kernel runs): per-field constants indexed by an axis of the values. A table rather than a computed
+ * index (tkc_arange, or the fields joined by tkc_cat): measured on CPU, a fused 4096 x 4096 matvec then
+ * takes about half the time (Q4_0 1.8 ms of CPU time instead of 3.7 with a cat, Q5_0 2.5 instead of
+ * 6.2, Q6_K 2.9 instead of 8.2), and a cat or arange merged into the rows by a reshape does not lower
+ * for PTX yet (graph_rewrite does not converge: reported, test_quant's test_ptx_render guards it). */
+static tkc_tensor *table(qb *b, int n, const uint8_t *values) {
+  return rec(b, tkc_tensor_new(b->ctx, TKC_UINT8, 2, (int64_t[]){n, 1}, values));
+}
+
 /* The bits-wide fields of the bytes x (..., n): (..., 8 / bits, n), field k of byte i at [k, i]
- * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). Nibbles are the two
- * fields joined by tkc_cat, each with a constant shift: once the heuristics unroll the field axis its
- * masks fold away (measured on CPU: a Q4_0 matvec takes ~30% less time than with the shift amount
- * per element below). The 1- and 2-bit fields shift by an arange instead: 4 or 8 joined pieces cost
- * more than the one variable shift (Q5_0 twice as long, Q6_K ~20% longer that way). */
+ * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). */
 static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
-  tkc_tensor *u = unsq(b, x, -2), *mask = U8(b, (1 << bits) - 1);
-  if (bits == 4) return rec(b, tkc_cat(2, (tkc_tensor *[]){and_(b, u, mask), shr(b, u, U8(b, 4))}, -2));
-  tkc_tensor *shifts = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT8, 0, 8, bits)), 2, (int64_t[]){8 / bits, 1});
-  return and_(b, shr(b, u, shifts), mask);
+  uint8_t shifts[8];
+  for (int k = 0; k < 8 / bits; k++) shifts[k] = (uint8_t)(k * bits);
+  return and_(b, shr(b, unsq(b, x, -2), table(b, 8 / bits, shifts)), U8(b, (1 << bits) - 1));
 }
 
 /* 4-bit quants of bytes [lo, lo + 16): value j < 16 is the low nibble of byte j, value 16 + j its
@@ -139,16 +144,24 @@ static tkc_tensor *deq_q5_1(qb *b, tkc_tensor *blocks) { /* d, m, qh[4], qs[16]:
 /* The 8 six-bit (scale, min) pairs of a K-quant super-block, packed in the 12 bytes at `lo` (ggml's
  * get_scale_min_k4): pair j < 4 is the low 6 bits of bytes j and j + 4; pair j >= 4 takes its low 4
  * bits from byte j + 4 (scale: low nibble, min: high nibble) and its top 2 bits from the top of bytes
- * j - 4 (scale) and j (min). As float32 (nblocks, 8, 1) times d / dmin. */
+ * j - 4 (scale) and j (min). Both halves are computed for the 4 columns and the half picked by a table
+ * (see table()), per value: a scale computed from the bytes AND the table, then broadcast over its 32
+ * values, would be a kernel of its own (the scheduler cuts what reads two buffers and is broadcast 16+
+ * times into a reduce). As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
 static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, tkc_tensor **dmin_m) {
-  tkc_tensor *s0 = cols(b, blocks, lo, lo + 4), *s1 = cols(b, blocks, lo + 4, lo + 8), *s2 = cols(b, blocks, lo + 8, lo + 12);
-  tkc_tensor *six = U8(b, 63), *four = U8(b, 15), *c4 = U8(b, 4), *c6 = U8(b, 6);
-  tkc_tensor *sc_hi = or_(b, and_(b, s2, four), shl(b, shr(b, s0, c6), c4));
-  tkc_tensor *m_hi = or_(b, shr(b, s2, c4), shl(b, shr(b, s1, c6), c4));
-  tkc_tensor *sc = rec(b, tkc_cat(2, (tkc_tensor *[]){and_(b, s0, six), sc_hi}, 1));
-  tkc_tensor *m = rec(b, tkc_cat(2, (tkc_tensor *[]){and_(b, s1, six), m_hi}, 1));
-  *d_sc = unsq(b, mul(b, f16_at(b, blocks, 0), f32(b, sc)), -1);
-  *dmin_m = unsq(b, mul(b, f16_at(b, blocks, 2), f32(b, m)), -1);
+  tkc_tensor *col[3]; /* bytes lo + 4 i .. lo + 4 i + 4 as (nblocks, 1, 4, 1) */
+  for (int i = 0; i < 3; i++) col[i] = unsq(b, unsq(b, cols(b, blocks, lo + 4 * i, lo + 4 * i + 4), -2), -1);
+  tkc_tensor *six = U8(b, 63), *c4 = U8(b, 4), *c6 = U8(b, 6);
+  tkc_tensor *sc_hi = or_(b, and_(b, col[2], U8(b, 15)), shl(b, shr(b, col[0], c6), c4));
+  tkc_tensor *m_hi = or_(b, shr(b, col[2], c4), shl(b, shr(b, col[1], c6), c4));
+  tkc_tensor *second = unsq(b, table(b, 2, (const uint8_t[]){0, 1}), -1); /* (2, 1, 1): the half j >= 4 */
+  const int64_t per_value[] = {-1, 1, 4, 32};
+#define PER_VALUE(x) rec(b, tkc_expand((x), 4, per_value))
+  tkc_tensor *sc = rows3(b, rec(b, tkc_where(second, PER_VALUE(sc_hi), PER_VALUE(and_(b, col[0], six)))), 8, 32);
+  tkc_tensor *m = rows3(b, rec(b, tkc_where(second, PER_VALUE(m_hi), PER_VALUE(and_(b, col[1], six)))), 8, 32);
+#undef PER_VALUE
+  *d_sc = mul(b, unsq(b, f16_at(b, blocks, 0), -1), f32(b, sc));
+  *dmin_m = mul(b, unsq(b, f16_at(b, blocks, 2), -1), f32(b, m));
 }
 
 /* The 4-bit quants of a Q4_K / Q5_K super-block, 128 bytes at lo: 4 chunks of 32 bytes, each the low
