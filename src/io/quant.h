@@ -32,11 +32,12 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
 /* More on tkc_quant_dequantize: the plain types F32, F16 and BF16 give float32 too. packed may be lazy
  * or a view (a shrink of a whole file's bytes at any offset); bytes that are not uint8 are TKC_EDTYPE,
  * a packed tensor that is not 1-d TKC_ESHAPE, a NULL one TKC_EINVAL (an earlier error is kept, as for
- * every op), a freed one TKC_EINVAL. Nothing runs: the result is a lazy expression of bitcasts, shifts,
- * masks and float32 products in ggml's order (values bit-exact with ggml's dequantize_row_*), so a
- * matmul or matvec consuming it is ONE kernel reading the packed bytes. The float16 scales go through
- * the device's float16 (tkc_bitcast to float16, then tkc_cast): a WEBGPU adapter without shader-f16
- * refuses such kernels (TKC_EUNSUPPORTED). */
+ * every op), a freed one TKC_EINVAL. No kernel runs (a few bytes of constant tables, the shift amounts,
+ * are uploaded as buffers of the ctx): the result is a lazy expression of bitcasts, shifts, masks and
+ * float32 products in ggml's order (values bit-exact with ggml's dequantize_row_*), so a matmul or
+ * matvec consuming it is ONE kernel reading the packed bytes (and the tables). The float16 scales go
+ * through the device's float16 (tkc_bitcast to float16, then tkc_cast): a WEBGPU adapter without
+ * shader-f16 refuses such kernels (TKC_EUNSUPPORTED). */
 
 /* The bytes a tensor of ggml_type and the row-major `shape` takes (numel / block_elems * block_bytes),
  * for a reader to check a file's sizes; -1 with tkc_last_error() set when the type has no row
