@@ -1,26 +1,292 @@
-/* src/io/quant.c — the format table of GGML's quant types (see quant.h). */
+/* src/io/quant.c — GGML's quant formats (see quant.h): the format table, and per format a builder that
+ * turns the packed bytes into a lazy float32 tensor with tensor ops only, so that the dequantization
+ * fuses into whatever consumes it (tinygrad's nn/state.py ggml_data_to_tensor; the formulas are
+ * ggml's dequantize_row_* in ggml-quants.c).
+ *
+ * Every builder sees the bytes as `blocks`, a (nblocks, block_bytes) uint8 view, and returns the
+ * (nblocks, block_elems) values; quant_dequantize reshapes them to the caller's shape (a row is a
+ * whole number of blocks). The arithmetic is done in float32 in ggml's order, and each product of
+ * scales and quants is exact except the last rounding, so the values are bit-exact with ggml's. */
+#include <stdint.h>
 #include "quant.h"
+#include "tkc/ops_shape.h" /* tkc_unsqueeze */
+/* struct tkc_tensor, for the ctx of `packed`: the constants (shift amounts, masks, offsets) are tensors
+ * of that ctx, and tkc.h has no tensor -> ctx getter (yet) */
+#include "graph/graph.h"
 
 /* the library's error recorder (src/base/common.h), declared here as the ONNX frontend does: io/ uses
  * the public API only */
 tkc_status tkc_err(tkc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* 0 when t can be used, else -1 with the error (graph/tensor_internal.h) */
+int tkc_check(const tkc_tensor *t);
 
-static const tkc_quant_format formats[] = {
-    {TKC_GGML_F32, "F32", 1, 4},         {TKC_GGML_F16, "F16", 1, 2},         {TKC_GGML_BF16, "BF16", 1, 2},
-    {TKC_GGML_Q4_0, "Q4_0", 32, 18},     {TKC_GGML_Q4_1, "Q4_1", 32, 20},     {TKC_GGML_Q5_0, "Q5_0", 32, 22},
-    {TKC_GGML_Q5_1, "Q5_1", 32, 24},     {TKC_GGML_Q8_0, "Q8_0", 32, 34},     {TKC_GGML_Q4_K, "Q4_K", 256, 144},
-    {TKC_GGML_Q5_K, "Q5_K", 256, 176},   {TKC_GGML_Q6_K, "Q6_K", 256, 210},
+/* ---------------------------------------------------------------- a builder's temporaries */
+
+/* The handles a builder makes: every one but the result is freed at the end (the result's graph keeps
+ * what it reads). A NULL from a failed op passes through the helpers, so a builder is straight-line
+ * code whose result is checked once. */
+#define QB_MAX 256
+typedef struct qb {
+  tkc_ctx *ctx;
+  tkc_tensor *t[QB_MAX];
+  int n;
+} qb;
+
+static tkc_tensor *rec(qb *b, tkc_tensor *x) {
+  if (!x) return NULL;
+  if (b->n == QB_MAX) { /* the builders below make far fewer: a bug, not an input */
+    tkc_tensor_free(x);
+    (void)tkc_err(TKC_EINTERNAL, "quant: more than %d temporaries in one dequantizer", QB_MAX);
+    return NULL;
+  }
+  return b->t[b->n++] = x;
+}
+
+/* frees the temporaries but r; r itself when all went well, else NULL */
+static tkc_tensor *qb_done(qb *b, tkc_tensor *r) {
+  for (int i = 0; i < b->n; i++)
+    if (b->t[i] != r) tkc_tensor_free(b->t[i]);
+  b->n = 0;
+  return r;
+}
+
+static tkc_tensor *K(qb *b, tkc_dtype dt, double v) { return rec(b, tkc_scalar(b->ctx, dt, v)); }
+static tkc_tensor *U8(qb *b, double v) { return K(b, TKC_UINT8, v); }
+static tkc_tensor *F32(qb *b, double v) { return K(b, TKC_FLOAT32, v); }
+
+static tkc_tensor *add(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_add(x, y)); }
+static tkc_tensor *sub(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_sub(x, y)); }
+static tkc_tensor *mul(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_mul(x, y)); }
+static tkc_tensor *or_(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_or(x, y)); }
+static tkc_tensor *and_(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_and(x, y)); }
+static tkc_tensor *shl(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_shl(x, y)); }
+static tkc_tensor *shr(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_shr(x, y)); }
+static tkc_tensor *cast(qb *b, tkc_tensor *x, tkc_dtype dt) { return rec(b, tkc_cast(x, dt)); }
+static tkc_tensor *bitcast(qb *b, tkc_tensor *x, tkc_dtype dt) { return rec(b, tkc_bitcast(x, dt)); }
+static tkc_tensor *f32(qb *b, tkc_tensor *x) { return cast(b, x, TKC_FLOAT32); }
+static tkc_tensor *unsq(qb *b, tkc_tensor *x, int axis) { return rec(b, tkc_unsqueeze(x, axis)); }
+
+static tkc_tensor *reshape(qb *b, tkc_tensor *x, int ndim, const int64_t *shape) { return rec(b, tkc_reshape(x, ndim, shape)); }
+/* x reshaped to (nblocks, n1) / (nblocks, n1, n2): the block axis stays first */
+static tkc_tensor *rows2(qb *b, tkc_tensor *x, int64_t n1) { return reshape(b, x, 2, (int64_t[]){-1, n1}); }
+static tkc_tensor *rows3(qb *b, tkc_tensor *x, int64_t n1, int64_t n2) { return reshape(b, x, 3, (int64_t[]){-1, n1, n2}); }
+
+/* bytes [lo, hi) of every block: (nblocks, hi - lo) */
+static tkc_tensor *cols(qb *b, tkc_tensor *blocks, int64_t lo, int64_t hi) {
+  return rec(b, tkc_shrink(blocks, (int64_t[]){0, tkc_dim(blocks, 0), lo, hi}));
+}
+
+/* the little-endian uint16 at byte off of every block: (nblocks, 1) */
+static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
+  tkc_tensor *lo = cast(b, cols(b, blocks, off, off + 1), TKC_UINT16);
+  tkc_tensor *hi = cast(b, cols(b, blocks, off + 1, off + 2), TKC_UINT16);
+  /* tkc_bitcast keeps the element size, so the two bytes are joined by a shift, not reinterpreted */
+  return or_(b, lo, shl(b, hi, K(b, TKC_UINT16, 8)));
+}
+
+/* the float16 at byte off of every block (a scale), as float32: (nblocks, 1) */
+static tkc_tensor *f16_at(qb *b, tkc_tensor *blocks, int64_t off) { return f32(b, bitcast(b, u16_at(b, blocks, off), TKC_FLOAT16)); }
+
+/* A small uint8 table of shape (n, 1), a buffer of the ctx (uploaded at build time, a few bytes; no
+ * kernel runs): per-field constants indexed by an axis of the values. A table rather than a computed
+ * index (tkc_arange, or the fields joined by tkc_cat): measured on CPU, a fused 4096 x 4096 matvec then
+ * takes about half the time (Q4_0 1.8 ms of CPU time instead of 3.7 with a cat, Q5_0 2.5 instead of
+ * 6.2, Q6_K 2.9 instead of 8.2), and a cat or arange merged into the rows by a reshape does not lower
+ * for PTX yet (graph_rewrite does not converge: reported, test_quant's test_ptx_render guards it). */
+static tkc_tensor *table(qb *b, int n, const uint8_t *values) {
+  return rec(b, tkc_tensor_new(b->ctx, TKC_UINT8, 2, (int64_t[]){n, 1}, values));
+}
+
+/* The bits-wide fields of the bytes x (..., n): (..., 8 / bits, n), field k of byte i at [k, i]
+ * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). */
+static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
+  uint8_t shifts[8];
+  for (int k = 0; k < 8 / bits; k++) shifts[k] = (uint8_t)(k * bits);
+  return and_(b, shr(b, unsq(b, x, -2), table(b, 8 / bits, shifts)), U8(b, (1 << bits) - 1));
+}
+
+/* 4-bit quants of bytes [lo, lo + 16): value j < 16 is the low nibble of byte j, value 16 + j its
+ * high nibble (Q4_0, Q4_1, Q5_0, Q5_1): (nblocks, 32) uint8 */
+static tkc_tensor *nibbles32(qb *b, tkc_tensor *blocks, int64_t lo) { return rows2(b, unpack(b, cols(b, blocks, lo, lo + 16), 4), 32); }
+
+/* the 5th bits of Q5_0 / Q5_1: bit j of the little-endian uint32 at bytes [lo, lo + 4) belongs to
+ * value j, moved to bit 4: (nblocks, 32) uint8 */
+static tkc_tensor *high_bits32(qb *b, tkc_tensor *blocks, int64_t lo) {
+  tkc_tensor *bits = unpack(b, cols(b, blocks, lo, lo + 4), 1); /* [k, i] = bit k of byte i */
+  tkc_tensor *by_value = rows2(b, rec(b, tkc_transpose(bits, 1, 2)), 32);
+  return shl(b, by_value, U8(b, 4));
+}
+
+/* ---------------------------------------------------------------- the formats */
+
+static tkc_tensor *deq_q8_0(qb *b, tkc_tensor *blocks) { /* d, int8 qs[32]: d * q */
+  return mul(b, f32(b, bitcast(b, cols(b, blocks, 2, 34), TKC_INT8)), f16_at(b, blocks, 0));
+}
+
+static tkc_tensor *deq_q4_0(qb *b, tkc_tensor *blocks) { /* d, qs[16]: (q - 8) * d */
+  return mul(b, sub(b, f32(b, nibbles32(b, blocks, 2)), F32(b, 8)), f16_at(b, blocks, 0));
+}
+
+static tkc_tensor *deq_q4_1(qb *b, tkc_tensor *blocks) { /* d, m, qs[16]: q * d + m */
+  return add(b, mul(b, f32(b, nibbles32(b, blocks, 4)), f16_at(b, blocks, 0)), f16_at(b, blocks, 2));
+}
+
+static tkc_tensor *deq_q5_0(qb *b, tkc_tensor *blocks) { /* d, qh[4], qs[16]: (q - 16) * d */
+  tkc_tensor *q = or_(b, nibbles32(b, blocks, 6), high_bits32(b, blocks, 2));
+  return mul(b, sub(b, f32(b, q), F32(b, 16)), f16_at(b, blocks, 0));
+}
+
+static tkc_tensor *deq_q5_1(qb *b, tkc_tensor *blocks) { /* d, m, qh[4], qs[16]: q * d + m */
+  tkc_tensor *q = or_(b, nibbles32(b, blocks, 8), high_bits32(b, blocks, 4));
+  return add(b, mul(b, f32(b, q), f16_at(b, blocks, 0)), f16_at(b, blocks, 2));
+}
+
+/* The 8 six-bit (scale, min) pairs of a K-quant super-block, packed in the 12 bytes at `lo` (ggml's
+ * get_scale_min_k4): pair j < 4 is the low 6 bits of bytes j and j + 4; pair j >= 4 takes its low 4
+ * bits from byte j + 4 (scale: low nibble, min: high nibble) and its top 2 bits from the top of bytes
+ * j - 4 (scale) and j (min). Both halves are computed for the 4 columns and the half picked by a table
+ * (see table()), per value: a scale computed from the bytes AND the table, then broadcast over its 32
+ * values, would be a kernel of its own (the scheduler cuts what reads two buffers and is broadcast 16+
+ * times into a reduce). As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
+static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, tkc_tensor **dmin_m) {
+  tkc_tensor *col[3]; /* bytes lo + 4 i .. lo + 4 i + 4 as (nblocks, 1, 4, 1) */
+  for (int i = 0; i < 3; i++) col[i] = unsq(b, unsq(b, cols(b, blocks, lo + 4 * i, lo + 4 * i + 4), -2), -1);
+  tkc_tensor *six = U8(b, 63), *c4 = U8(b, 4), *c6 = U8(b, 6);
+  tkc_tensor *sc_hi = or_(b, and_(b, col[2], U8(b, 15)), shl(b, shr(b, col[0], c6), c4));
+  tkc_tensor *m_hi = or_(b, shr(b, col[2], c4), shl(b, shr(b, col[1], c6), c4));
+  tkc_tensor *second = unsq(b, table(b, 2, (const uint8_t[]){0, 1}), -1); /* (2, 1, 1): the half j >= 4 */
+  const int64_t per_value[] = {-1, 1, 4, 32};
+#define PER_VALUE(x) rec(b, tkc_expand((x), 4, per_value))
+  tkc_tensor *sc = rows3(b, rec(b, tkc_where(second, PER_VALUE(sc_hi), PER_VALUE(and_(b, col[0], six)))), 8, 32);
+  tkc_tensor *m = rows3(b, rec(b, tkc_where(second, PER_VALUE(m_hi), PER_VALUE(and_(b, col[1], six)))), 8, 32);
+#undef PER_VALUE
+  *d_sc = mul(b, unsq(b, f16_at(b, blocks, 0), -1), f32(b, sc));
+  *dmin_m = mul(b, unsq(b, f16_at(b, blocks, 2), -1), f32(b, m));
+}
+
+/* The 4-bit quants of a Q4_K / Q5_K super-block, 128 bytes at lo: 4 chunks of 32 bytes, each the low
+ * nibbles (sub-block 2c) then the high nibbles (2c + 1): (nblocks, 8, 32) uint8 by sub-block */
+static tkc_tensor *k_nibbles(qb *b, tkc_tensor *blocks, int64_t lo) {
+  return rows3(b, unpack(b, rows3(b, cols(b, blocks, lo, lo + 128), 4, 32), 4), 8, 32);
+}
+
+static tkc_tensor *deq_q4_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12], qs[128]: d sc q - dmin m */
+  tkc_tensor *d_sc, *dmin_m;
+  k_scales(b, blocks, 4, &d_sc, &dmin_m);
+  tkc_tensor *y = sub(b, mul(b, d_sc, f32(b, k_nibbles(b, blocks, 16))), dmin_m);
+  return rows2(b, y, 256);
+}
+
+static tkc_tensor *deq_q5_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12], qh[32], qs[128] */
+  tkc_tensor *d_sc, *dmin_m;
+  k_scales(b, blocks, 4, &d_sc, &dmin_m);
+  /* the 5th bit of value l of sub-block k is bit k of qh[l] */
+  tkc_tensor *high = shl(b, unpack(b, cols(b, blocks, 16, 48), 1), U8(b, 4));
+  tkc_tensor *q = or_(b, k_nibbles(b, blocks, 48), high);
+  return rows2(b, sub(b, mul(b, d_sc, f32(b, q)), dmin_m), 256);
+}
+
+static tkc_tensor *deq_q6_k(qb *b, tkc_tensor *blocks) { /* ql[128], qh[64], int8 scales[16], d */
+  /* two halves of 128 values; in half n, group g (32 values) takes the low (g < 2) or high nibble of
+   * ql[64 n + 32 (g % 2) + l] and bits 2g, 2g + 1 of qh[32 n + l] */
+  tkc_tensor *low = rows2(b, unpack(b, rows3(b, cols(b, blocks, 0, 128), 2, 64), 4), 256);
+  tkc_tensor *high = rows2(b, unpack(b, rows3(b, cols(b, blocks, 128, 192), 2, 32), 2), 256);
+  tkc_tensor *q = sub(b, f32(b, or_(b, low, shl(b, high, U8(b, 4)))), F32(b, 32));
+  /* one int8 scale per 16 values */
+  tkc_tensor *sc = unsq(b, f32(b, bitcast(b, cols(b, blocks, 192, 208), TKC_INT8)), -1);
+  tkc_tensor *d_sc = mul(b, unsq(b, f16_at(b, blocks, 208), -1), sc); /* (nblocks, 16, 1) */
+  return rows2(b, mul(b, d_sc, rows3(b, q, 16, 16)), 256);
+}
+
+/* the plain float types: blocks of one value */
+static tkc_tensor *deq_f32(qb *b, tkc_tensor *blocks) {
+  tkc_tensor *u = cast(b, cols(b, blocks, 0, 1), TKC_UINT32);
+  for (int i = 1; i < 4; i++) u = or_(b, u, shl(b, cast(b, cols(b, blocks, i, i + 1), TKC_UINT32), K(b, TKC_UINT32, 8 * i)));
+  return bitcast(b, u, TKC_FLOAT32);
+}
+static tkc_tensor *deq_f16(qb *b, tkc_tensor *blocks) { return f16_at(b, blocks, 0); }
+static tkc_tensor *deq_bf16(qb *b, tkc_tensor *blocks) { /* the high half of a float32 */
+  return bitcast(b, shl(b, cast(b, u16_at(b, blocks, 0), TKC_UINT32), K(b, TKC_UINT32, 16)), TKC_FLOAT32);
+}
+
+/* ---------------------------------------------------------------- the table */
+
+typedef tkc_tensor *(*quant_builder)(qb *b, tkc_tensor *blocks);
+static const struct {
+  tkc_quant_format f;
+  quant_builder build;
+} formats[] = {
+    {{TKC_GGML_F32, "F32", 1, 4}, deq_f32},           {{TKC_GGML_F16, "F16", 1, 2}, deq_f16},
+    {{TKC_GGML_BF16, "BF16", 1, 2}, deq_bf16},        {{TKC_GGML_Q4_0, "Q4_0", 32, 18}, deq_q4_0},
+    {{TKC_GGML_Q4_1, "Q4_1", 32, 20}, deq_q4_1},      {{TKC_GGML_Q5_0, "Q5_0", 32, 22}, deq_q5_0},
+    {{TKC_GGML_Q5_1, "Q5_1", 32, 24}, deq_q5_1},      {{TKC_GGML_Q8_0, "Q8_0", 32, 34}, deq_q8_0},
+    {{TKC_GGML_Q4_K, "Q4_K", 256, 144}, deq_q4_k},    {{TKC_GGML_Q5_K, "Q5_K", 256, 176}, deq_q5_k},
+    {{TKC_GGML_Q6_K, "Q6_K", 256, 210}, deq_q6_k},
 };
+#define NFORMATS ((int)(sizeof formats / sizeof formats[0]))
+
+static int format_index(int ggml_type) {
+  for (int i = 0; i < NFORMATS; i++)
+    if (formats[i].f.type == ggml_type) return i;
+  return -1;
+}
 
 const tkc_quant_format *tkc_quant_format_of(int ggml_type) {
-  for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
-    if (formats[i].type == ggml_type) return &formats[i];
-  return NULL;
+  int i = format_index(ggml_type);
+  return i < 0 ? NULL : &formats[i].f;
+}
+
+int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape) {
+  const tkc_quant_format *f = tkc_quant_format_of(ggml_type);
+  if (!f) {
+    (void)tkc_err(TKC_EUNSUPPORTED, "GGML type %d is not a type tkc reads (F32, F16, BF16, Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)",
+                  ggml_type);
+    return -1;
+  }
+  if (ndim < 1 || ndim > TKC_MAX_DIMS || !shape) {
+    (void)tkc_err(TKC_ESHAPE, "%s tensor: %d dims (1 to %d, with a shape)", f->name, ndim, TKC_MAX_DIMS);
+    return -1;
+  }
+  int64_t numel = 1;
+  for (int i = 0; i < ndim; i++) {
+    if (tkc_dim_is_var(shape[i]) || shape[i] < 0) {
+      (void)tkc_err(TKC_ESHAPE, "%s tensor: dim %d is %s (a fixed size >= 0 is needed)", f->name, i,
+                    tkc_dim_is_var(shape[i]) ? "a variable" : "negative");
+      return -1;
+    }
+    if (shape[i] && numel > (INT64_MAX / 256) / shape[i]) {
+      (void)tkc_err(TKC_ESHAPE, "%s tensor: more than 2^55 elements", f->name);
+      return -1;
+    }
+    numel *= shape[i];
+  }
+  if (shape[ndim - 1] % f->block_elems) {
+    (void)tkc_err(TKC_ESHAPE, "%s tensor: the last dim %lld is not a multiple of the block of %d values (a row holds whole blocks)",
+                  f->name, (long long)shape[ndim - 1], f->block_elems);
+    return -1;
+  }
+  return numel / f->block_elems * f->block_bytes;
 }
 
 tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, const int64_t *shape) {
-  (void)packed; (void)ndim; (void)shape;
-  const tkc_quant_format *f = tkc_quant_format_of(ggml_type);
-  (void)tkc_err(TKC_EUNSUPPORTED, "dequantizing GGML type %s (%d) is not implemented yet", f ? f->name : "?", ggml_type);
-  return NULL;
+  if (tkc_check(packed)) return NULL; /* NULL (keeping the first error of a chain) or freed */
+  int i = format_index(ggml_type);
+  int64_t nbytes = tkc_quant_nbytes(ggml_type, ndim, shape);
+  if (nbytes < 0) return NULL;
+  const tkc_quant_format *f = &formats[i].f;
+  if (tkc_dtype_of(packed) != TKC_UINT8) {
+    (void)tkc_err(TKC_EDTYPE, "%s tensor: the packed bytes are %s (uint8 needed)", f->name, tkc_dtype_name(tkc_dtype_of(packed)));
+    return NULL;
+  }
+  if (tkc_ndim(packed) != 1 || tkc_dim_is_var(tkc_dim(packed, 0)) || tkc_numel(packed) != nbytes) {
+    (void)tkc_err(TKC_ESHAPE, "%s tensor: %lld packed bytes in a %d-d tensor, but its shape needs %lld in a 1-d one", f->name,
+                  (long long)tkc_numel(packed), tkc_ndim(packed), (long long)nbytes);
+    return NULL;
+  }
+  qb b = {.ctx = packed->ctx, .n = 0};
+  if (nbytes == 0) /* no blocks: an empty float32 tensor of the shape */
+    return qb_done(&b, reshape(&b, cast(&b, packed, TKC_FLOAT32), ndim, shape));
+  tkc_tensor *blocks = rows2(&b, packed, f->block_bytes);
+  tkc_tensor *values = formats[i].build(&b, blocks);
+  return qb_done(&b, reshape(&b, values, ndim, shape));
 }

@@ -29,5 +29,20 @@ const tkc_quant_format *tkc_quant_format_of(int ggml_type);
  * inside a block). NULL with tkc_last_error() set otherwise (TKC_EUNSUPPORTED for a type without a
  * row, TKC_ESHAPE for sizes that do not fit). packed is not consumed (the caller keeps its handle). */
 tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, const int64_t *shape);
+/* More on tkc_quant_dequantize: the plain types F32, F16 and BF16 give float32 too. packed may be lazy
+ * or a view (a shrink of a whole file's bytes at any offset); bytes that are not uint8 are TKC_EDTYPE,
+ * a packed tensor that is not 1-d TKC_ESHAPE, a NULL one TKC_EINVAL (an earlier error is kept, as for
+ * every op), a freed one TKC_EINVAL. No kernel runs (a few bytes of constant tables, the shift amounts,
+ * are uploaded as buffers of the ctx): the result is a lazy expression of bitcasts, shifts, masks and
+ * float32 products in ggml's order (values bit-exact with ggml's dequantize_row_*), so a matmul or
+ * matvec consuming it is ONE kernel reading the packed bytes (and the tables). The float16 scales go
+ * through the device's float16 (tkc_bitcast to float16, then tkc_cast): a WEBGPU adapter without
+ * shader-f16 refuses such kernels (TKC_EUNSUPPORTED). */
+
+/* The bytes a tensor of ggml_type and the row-major `shape` takes (numel / block_elems * block_bytes),
+ * for a reader to check a file's sizes; -1 with tkc_last_error() set when the type has no row
+ * (TKC_EUNSUPPORTED) or the shape does not fit it (TKC_ESHAPE: ndim outside 1..8 (TKC_MAX_DIMS), a
+ * negative or variable dim, more than 2^55 elements, a last dim that is not whole blocks). */
+int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 
 #endif
