@@ -110,6 +110,8 @@ TKC_API int tkc_ndim(const tkc_tensor *t);
 TKC_API int64_t tkc_dim(const tkc_tensor *t, int axis);
 TKC_API int64_t tkc_numel(const tkc_tensor *t);
 TKC_API tkc_dtype tkc_dtype_of(const tkc_tensor *t);     /* TKC_VOID on NULL */
+/* The ctx t belongs to; NULL + TKC_EINVAL for NULL or a freed handle (as every call on one). */
+TKC_API tkc_ctx *tkc_tensor_ctx(const tkc_tensor *t);
 
 /* ---------------------------------------------------------------- elementwise
  * NumPy broadcasting and tinygrad's type promotion. Binary ops take (a, b); both must share a ctx. */

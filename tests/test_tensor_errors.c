@@ -132,7 +132,11 @@ static void test_creation_errors(void **state) {
     TR_EXPECT(tkc_dim(NULL, 0) == -1, "%s: dim(NULL, 0) = %lld", dev, (long long)tkc_dim(NULL, 0));
     TR_EXPECT(tkc_numel(NULL) == 0 || tkc_numel(NULL) == -1, "%s: numel(NULL) = %lld", dev, (long long)tkc_numel(NULL));
     TR_EXPECT(tkc_dtype_of(NULL) == TKC_VOID, "%s: dtype_of(NULL) = %d", dev, (int)tkc_dtype_of(NULL));
+    tkc_clear_error(); /* (a NULL keeps the first error of a chain) */
+    TR_EXPECT(tkc_tensor_ctx(NULL) == NULL && tkc_last_status() == TKC_EINVAL, "%s: tensor_ctx(NULL)", dev);
+    tkc_clear_error();
     tkc_tensor *t = f32(ctx, 2, s2);
+    TR_EXPECT(tkc_tensor_ctx(t) == ctx, "%s: tensor_ctx(t) is not t's ctx", dev);
     TR_EXPECT(tkc_dim(t, 2) == -1 && tkc_dim(t, -3) == -1 && tkc_dim(t, 1000) == -1, "%s: dim out of range", dev);
   }
   TR_END();

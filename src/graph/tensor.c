@@ -124,6 +124,7 @@ int64_t tkc_numel(const tkc_tensor *t) {
   return tkc_shape_bound(n->ctx, n->ndim, n->shape, NULL, "numel"); /* (the plain count without variables) */
 }
 tkc_dtype tkc_dtype_of(const tkc_tensor *t) { return tkc_check(t) ? TKC_VOID : t->node->dtype; }
+tkc_ctx *tkc_tensor_ctx(const tkc_tensor *t) { return tkc_check(t) ? NULL : t->ctx; }
 
 /* ---------------------------------------------------------------- node builders */
 

@@ -10,15 +10,12 @@
 #include <stdint.h>
 #include "quant.h"
 #include "tkc/ops_shape.h" /* tkc_unsqueeze */
-/* struct tkc_tensor, for the ctx of `packed`: the constants (shift amounts, masks, offsets) are tensors
- * of that ctx, and tkc.h has no tensor -> ctx getter (yet) */
-#include "graph/graph.h"
 
 /* the library's error recorder (src/base/common.h), declared here as the ONNX frontend does: io/ uses
  * the public API only */
 tkc_status tkc_err(tkc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* 0 when t can be used, else -1 with the error (graph/tensor_internal.h) */
-int tkc_check(const tkc_tensor *t);
+
+#define QUANT_MAX_DIMS 8 /* the tensor API's limit on dims (src/shape/shape.h TKC_MAX_DIMS) */
 
 /* ---------------------------------------------------------------- a builder's temporaries */
 
@@ -243,8 +240,8 @@ int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape) {
                   ggml_type);
     return -1;
   }
-  if (ndim < 1 || ndim > TKC_MAX_DIMS || !shape) {
-    (void)tkc_err(TKC_ESHAPE, "%s tensor: %d dims (1 to %d, with a shape)", f->name, ndim, TKC_MAX_DIMS);
+  if (ndim < 1 || ndim > QUANT_MAX_DIMS || !shape) {
+    (void)tkc_err(TKC_ESHAPE, "%s tensor: %d dims (1 to %d, with a shape)", f->name, ndim, QUANT_MAX_DIMS);
     return -1;
   }
   int64_t numel = 1;
@@ -269,7 +266,8 @@ int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape) {
 }
 
 tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, const int64_t *shape) {
-  if (tkc_check(packed)) return NULL; /* NULL (keeping the first error of a chain) or freed */
+  tkc_ctx *ctx = tkc_tensor_ctx(packed); /* the constants (shift amounts, masks) are tensors of packed's ctx */
+  if (!ctx) return NULL; /* NULL (keeping the first error of a chain) or freed */
   int i = format_index(ggml_type);
   int64_t nbytes = tkc_quant_nbytes(ggml_type, ndim, shape);
   if (nbytes < 0) return NULL;
@@ -283,7 +281,7 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
                   (long long)tkc_numel(packed), tkc_ndim(packed), (long long)nbytes);
     return NULL;
   }
-  qb b = {.ctx = packed->ctx, .n = 0};
+  qb b = {.ctx = ctx, .n = 0};
   if (nbytes == 0) /* no blocks: an empty float32 tensor of the shape */
     return qb_done(&b, reshape(&b, cast(&b, packed, TKC_FLOAT32), ndim, shape));
   tkc_tensor *blocks = rows2(&b, packed, f->block_bytes);
