@@ -184,6 +184,10 @@ TKC_API tkc_tensor *tkc_softmax(tkc_tensor *a, int axis);
 TKC_API tkc_tensor *tkc_log_softmax(tkc_tensor *a, int axis);
 /* x NCHW, w OIHW, optional bias (O); square stride and zero padding. */
 TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or_null, int stride, int padding);
+/* w (O, I, KH, KW) copied into the memory layout tkc_conv2d's kernels read on w's device, seen as
+ * OIHW again (same values): realize it once for weights convolved many times (a model's), and
+ * tkc_conv2d reads it with no copy per call. A lazy tensor; NULL + error for a bad w. */
+TKC_API tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w);
 
 /* ---------------------------------------------------------------- variables
  * A variable is a named int of a ctx with bounds [min, max] (0 <= min <= max < 2^31), bound to a

@@ -175,6 +175,25 @@ static void test_conv2d(void **state) {
       tr_free(&want), tr_free(&x), tr_free(&w);
       if (cases[c].bias) tr_free(&b);
     }
+    /* weights in tkc_conv2d_weight_layout's layout (channel-last at 16 output channels, panels at 256
+     * on host devices): the same result, and no weight copy per call once realized */
+    static const int64_t lay[][4] = {{2, 8, 6, 6}, {16, 8, 3, 3}, {1, 16, 5, 5}, {256, 16, 3, 3}};
+    for (int c = 0; c < 2; c++) {
+      href lx, lw;
+      tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, 4, lay[2 * c], TR_DOM_ANY, NULL, &lx);
+      tkc_tensor *tw = tr_make(ctx, TKC_FLOAT32, 4, lay[2 * c + 1], TR_DOM_ANY, NULL, &lw);
+      tkc_tensor *laid = tkc_conv2d_weight_layout(tw);
+      TR_EXPECT(laid && !tkc_realize(laid) && tkc_ndim(laid) == 4 && tkc_dim(laid, 0) == lay[2 * c + 1][0], "%s: conv2d_weight_layout", dev);
+      tkc_tensor *plain = tkc_conv2d(tx, tw, NULL, 1, 1), *fast = tkc_conv2d(tx, laid, NULL, 1, 1);
+      TR_EXPECT(tkc_kernel_count(fast) == tkc_kernel_count(plain) - 1, "%s: conv2d with laid-out weights: %d kernels, plain %d", dev, tkc_kernel_count(fast),
+                tkc_kernel_count(plain));
+      href want = tr_conv2d(&lx, &lw, NULL, 1, 1);
+      char what[96];
+      snprintf(what, sizeof what, "%s: conv2d, weights laid out (%lld channels)", dev, (long long)lay[2 * c + 1][0]);
+      tr_checkk(fast, &want, 1, what);
+      tkc_tensor_free(plain), tkc_tensor_free(laid);
+      tr_free(&want), tr_free(&lx), tr_free(&lw);
+    }
     /* a non-contiguous input (NHWC stored, permuted to NCHW) and a flipped weight */
     href x, w;
     tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(2, 5, 5, 3), TR_DOM_ANY, TR_STEPS(TR_PERMUTE(0, 3, 1, 2)), &x);

@@ -179,6 +179,62 @@ static tkc_tensor *windows(tkc_tensor *x, int64_t kh, int64_t kw, int64_t stride
   return tkc_wrap(x->ctx, tkc_lz_move(x->node, TKC_MOVE_WINDOW, arg, 3, 6, shape));
 }
 
+/* The memory order in which tkc_conv2d's kernels read w (O, I, KH, KW), as a 5-D view of w
+ * (O/P, I, KH, KW, P): the output channels innermost, so that the register tile loads vectors of them.
+ * Channel-last (P = O) in general; on host devices, for layers whose (K, O) rows would alias in the
+ * cache (O*4 a multiple of 1 KB: 256 and 512 channels), panels of P = two vectors, as a matmul's b
+ * (tkc_matmul). NULL (no error) when w is read as it is (O not a multiple of 8). */
+static tkc_tensor *conv_weight_order(tkc_tensor *w) {
+  const tkc_lazy *wn = w->node;
+  int64_t o = wn->shape[0], kk = wn->shape[1] * wn->shape[2] * wn->shape[3], p = o;
+  if (o % 8) return NULL;
+  int64_t lanes = 2 * (int64_t)tkc_host_simd_bytes() / 4;
+  if (w->ctx->dev->impl->host_memory && wn->dtype == TKC_FLOAT32 && o % lanes == 0 && o > lanes && ((o * 4) % 1024 == 0 || kk * o * 4 >= ((int64_t)8 << 20)))
+    p = lanes;
+  tkc_tensor *t[2] = {0};
+  t[0] = tkc_reshape(w, 5, (const int64_t[]){o / p, p, wn->shape[1], wn->shape[2], wn->shape[3]});
+  t[1] = t[0] ? tkc_permute(t[0], (const int[]){0, 2, 3, 4, 1}) : NULL;
+  tkc_tensor_free(t[0]);
+  return t[1];
+}
+
+/* w as tkc_conv2d_weight_layout made it: a realized buffer laid out in conv_weight_order's order
+ * `ord` (5-D), seen as OIHW through a permute and a reshape: a new handle that sees that buffer in
+ * the order, contiguously, else NULL (no error). (Composing the reshape's stacked views back is not
+ * recognized as contiguous, so the layout is recognized by its view instead.) */
+static tkc_tensor *laid_out_source(tkc_tensor *w, const tkc_tensor *ord) {
+  const tkc_lazy *n = w->node;
+  if (n->kind != TKC_LZ_BUFFER || n->target || !n->rbuf || n->requires_grad || n->needs_grad || ord->node->ndim != 5) return NULL; /* (a new leaf: no gradient path) */
+  tkc_st want;
+  tkc_st_contiguous(&want, 5, ord->node->shape);
+  if (tkc_st_permute(&want, (const int[]){0, 4, 1, 2, 3}) || tkc_st_reshape(&want, 4, n->shape) || !tkc_st_equal(&want, n->st)) return NULL;
+  tkc_lazy *b = tkc_lazy_new(w->ctx, TKC_LZ_BUFFER, n->dtype, 5, ord->node->shape);
+  tkc_st flat;
+  tkc_st_contiguous(&flat, 5, ord->node->shape);
+  if (!b || tkc_lazy_become_buffer(b, n->rbuf, &flat)) {
+    if (b) tkc_lazy_unref(b);
+    return NULL;
+  }
+  return tkc_wrap(w->ctx, b);
+}
+
+/* the OIHW view of a tensor in conv_weight_order's order */
+static tkc_tensor *conv_weight_oihw(tkc_tensor *ordered, const int64_t *oihw) {
+  tkc_tensor *t = tkc_permute(ordered, (const int[]){0, 4, 1, 2, 3}), *r = t ? tkc_reshape(t, 4, oihw) : NULL;
+  tkc_tensor_free(t);
+  return r;
+}
+
+tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w) {
+  if (tkc_check(w)) return NULL;
+  if (w->node->ndim != 4) return tkc_err_null(TKC_ESHAPE, "conv2d_weight_layout: w %s must be OIHW (4-d)", TKC_NODE_SHAPE(w->node));
+  tkc_tensor *ord = conv_weight_order(w), *copy = ord ? tkc_contiguous(ord) : tkc_contiguous(w);
+  tkc_tensor *r = copy && ord ? conv_weight_oihw(copy, w->node->shape) : copy ? tkc_tensor_ref(copy) : NULL;
+  tkc_tensor_free(ord);
+  tkc_tensor_free(copy);
+  return r;
+}
+
 tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int stride, int padding) {
   if (tkc_check(x) || tkc_check(w) || (bias && tkc_check(bias))) return NULL;
   const tkc_lazy *xn = x->node, *wn = w->node;
@@ -223,12 +279,13 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   } else { /* large windows (a weight gradient's): the product (N, O, C, OH, OW, KH, KW) of the view */
     t[2] = reshape_to(t[1], 7, (const int64_t[]){nb, 1, c, oh, ow, kh, kw});
   }
-  /* weights channel-last (I,KH,KW,O) in memory: the output channels are contiguous, so the conv's
-   * register tile loads vectors of them (one small copy kernel; none when w is a permuted view of
-   * such a buffer already, as the ONNX frontend keeps its conv weights) */
-  tkc_tensor *wperm = o % 8 == 0 ? tkc_permute(w, (const int[]){1, 2, 3, 0}) : NULL;
-  tkc_tensor *wl = !wperm ? NULL : tkc_lazy_is_contiguous_view(wperm->node) ? tkc_tensor_ref(wperm) : tkc_contiguous(wperm);
-  tkc_tensor *wv = wl ? tkc_permute(wl, (const int[]){3, 0, 1, 2}) : NULL;
+  /* weights in conv_weight_order's layout (output channels innermost: the conv's register tile loads
+   * vectors of them): one small copy kernel, none when w is a view of such a buffer already
+   * (tkc_conv2d_weight_layout, as the ONNX frontend keeps its conv weights) */
+  tkc_tensor *wperm = conv_weight_order(w);
+  tkc_tensor *wl = wperm && tkc_lazy_is_contiguous_view(wperm->node) ? tkc_tensor_ref(wperm) : wperm ? laid_out_source(w, wperm) : NULL;
+  if (wperm && !wl) wl = tkc_contiguous(wperm);
+  tkc_tensor *wv = wl ? conv_weight_oihw(wl, wn->shape) : NULL;
   bool flat = t[2] && t[2]->node->ndim == 4;
   t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
   tkc_tensor_free(wv);

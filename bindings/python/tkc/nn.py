@@ -53,6 +53,11 @@ class NNOps:
             pad = [pad[0], pad[0], pad[1], pad[1]]
         return self._new(lib.tkc_conv2d_ex(self._p, weight._p, _opt(bias), _pair(stride), _pair(pad, 4), _pair(dilation), int(groups)))
 
+    def conv2d_weight_layout(self):
+        """This OIHW weight copied into the layout conv2d's kernels read (same values, a lazy tensor):
+        realize it once for a weight used in many conv2d calls, which then read it without a copy."""
+        return self._new(lib.tkc_conv2d_weight_layout(self._p))
+
     def conv1d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         """NCL x OIK; padding an int or (left, right)."""
         left, right = (padding, padding) if isinstance(padding, (int, np.integer)) else padding

@@ -124,10 +124,10 @@ static tkc_status check_nodes(tkc_onnx_model *m) {
 }
 
 /* The weights of the main graph's Conv nodes (groups of 1, 4-d, output channels a multiple of 8)
- * are kept channel-last, (I, KH, KW, O) in memory, and seen through a permute as OIHW: the layout
- * tkc_conv2d's kernels read, which it would otherwise copy them to on every run. The same values:
- * any other reader of the initializer reads the view. */
-static tkc_status conv_weights_channel_last(tkc_onnx_model *m) {
+ * are kept in the memory layout tkc_conv2d's kernels read (tkc_conv2d_weight_layout: channel-last or
+ * panels of output channels), seen as OIHW: it would otherwise copy them to it on every run. The same
+ * values: any other reader of the initializer reads the view. One schedule for all of them. */
+static tkc_status conv_weights_laid_out(tkc_onnx_model *m) {
   const Onnx__GraphProto *g = m->proto->graph;
   tkc_tensor **cl = calloc(m->ninit ? (size_t)m->ninit : 1, sizeof *cl); /* per initializer: its copy, or NULL */
   if (!cl) return tkc_err(TKC_ENOMEM, "ONNX: out of memory");
@@ -146,19 +146,14 @@ static tkc_status conv_weights_channel_last(tkc_onnx_model *m) {
     tkc_dtype dt = w >= 0 ? tkc_dtype_of(m->inits[w].t) : TKC_VOID;
     int real = dt == TKC_FLOAT32 || dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT64;
     if (group != 1 || !real || cl[w] || tkc_ndim(m->inits[w].t) != 4 || tkc_dim(m->inits[w].t, 0) % 8) continue;
-    tkc_tensor *p = tkc_permute(m->inits[w].t, (const int[]){1, 2, 3, 0});
-    if (!(cl[w] = p ? tkc_contiguous(p) : NULL)) st = tkc_last_status();
-    tkc_tensor_free(p);
+    if (!(cl[w] = tkc_conv2d_weight_layout(m->inits[w].t))) st = tkc_last_status();
     if (!st) todo[n++] = cl[w];
     if (!st && n == (int)(sizeof todo / sizeof *todo)) st = tkc_realize_all(n, todo), n = 0; /* one schedule per 256 weights */
   }
   if (!st && n) st = tkc_realize_all(n, todo);
-  for (int k = 0; k < m->ninit; k++) {
-    tkc_tensor *v = !st && cl[k] ? tkc_permute(cl[k], (const int[]){3, 0, 1, 2}) : NULL;
-    if (!st && cl[k] && !v) st = tkc_last_status();
-    if (v) tkc_tensor_free(m->inits[k].t), m->inits[k].t = v;
-    tkc_tensor_free(cl[k]);
-  }
+  for (int k = 0; k < m->ninit; k++)
+    if (!st && cl[k]) tkc_tensor_free(m->inits[k].t), m->inits[k].t = cl[k];
+    else tkc_tensor_free(cl[k]);
   free(cl);
   return st;
 }
@@ -221,7 +216,7 @@ static tkc_onnx_model *load_proto(tkc_ctx *ctx, const uint8_t *data, size_t n, c
     }
     m->ninit++;
   }
-  if ((s = conv_weights_channel_last(m)) != TKC_OK) goto fail;
+  if ((s = conv_weights_laid_out(m)) != TKC_OK) goto fail;
   /* graph inputs without the initializers, and the outputs */
   dim_names dn = {0};
   m->inputs = calloc(g->n_input ? g->n_input : 1, sizeof *m->inputs);
