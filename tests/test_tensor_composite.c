@@ -177,8 +177,8 @@ static void test_conv2d(void **state) {
     }
     /* weights in tkc_conv2d_weight_layout's layout (channel-last at 16 output channels, panels at 256
      * on host devices): the same result, and no weight copy per call once realized */
-    static const int64_t lay[][4] = {{2, 8, 6, 6}, {16, 8, 3, 3}, {1, 16, 5, 5}, {256, 16, 3, 3}};
-    for (int c = 0; c < 2; c++) {
+    static const int64_t lay[][4] = {{2, 8, 6, 6}, {16, 8, 3, 3}, {1, 16, 5, 5}, {256, 16, 3, 3}, {2, 3, 10, 10}, {8, 3, 3, 3}}; /* 64 positions: column panels */
+    for (int c = 0; c < 3; c++) {
       href lx, lw;
       tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, 4, lay[2 * c], TR_DOM_ANY, NULL, &lx);
       tkc_tensor *tw = tr_make(ctx, TKC_FLOAT32, 4, lay[2 * c + 1], TR_DOM_ANY, NULL, &lw);

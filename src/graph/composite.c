@@ -270,12 +270,27 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
      * MLAS), so the reduce loads them as a matmul loads its operand, without the padding guards and
      * window arithmetic of the input's view; a 1x1 conv of stride 1 reads x itself */
     bool direct = kh * kw == 1 && stride == 1 && padding == 0;
-    tkc_tensor *p = direct ? NULL : tkc_permute(t[1], (const int[]){0, 1, 4, 5, 2, 3}), *col = p ? tkc_contiguous(p) : NULL;
-    tkc_tensor *cols = reshape_to(direct ? t[1] : col, 3, (const int64_t[]){nb, kk, pp});
-    tkc_tensor *colt = cols ? tkc_permute(cols, (const int[]){0, 2, 1}) : NULL;
-    t[2] = reshape_to(colt, 4, (const int64_t[]){nb, 1, pp, kk});
-    tkc_tensor *tmp[4] = {p, col, cols, colt};
-    drop(tmp, 4);
+    /* on host devices, with P a multiple of the register tile's width W (two vectors), the columns
+     * are copied in panels (N, P/W, K, W), as a matmul's b: the tile then reads W contiguous values per
+     * k instead of a row P values away from the last (rows that evict each other in the cache) */
+    int64_t lanes = 2 * (int64_t)tkc_host_simd_bytes() / 4;
+    bool panels = !direct && x->ctx->dev->impl->host_memory && xn->dtype == TKC_FLOAT32 && wn->dtype == TKC_FLOAT32 && pp % lanes == 0 && pp > lanes;
+    tkc_tensor *tmp[6] = {0};
+    if (panels) { /* (N, C, OH, OW, KH, KW) -> (N, C, P/W, W, KH, KW) -> (N, P/W, C, KH, KW, W) */
+      tmp[0] = reshape_to(t[1], 6, (const int64_t[]){nb, c, pp / lanes, lanes, kh, kw});
+      tmp[1] = tmp[0] ? tkc_permute(tmp[0], (const int[]){0, 2, 1, 4, 5, 3}) : NULL;
+      tmp[2] = tmp[1] ? tkc_contiguous(tmp[1]) : NULL;
+      tmp[3] = reshape_to(tmp[2], 4, (const int64_t[]){nb, pp / lanes, kk, lanes});
+      tmp[4] = tmp[3] ? tkc_permute(tmp[3], (const int[]){0, 1, 3, 2}) : NULL; /* (N, P/W, W, K) */
+      t[2] = reshape_to(tmp[4], 4, (const int64_t[]){nb, 1, pp, kk});
+    } else {
+      tmp[0] = direct ? NULL : tkc_permute(t[1], (const int[]){0, 1, 4, 5, 2, 3});
+      tmp[1] = tmp[0] ? tkc_contiguous(tmp[0]) : NULL;
+      tmp[2] = reshape_to(direct ? t[1] : tmp[1], 3, (const int64_t[]){nb, kk, pp});
+      tmp[3] = tmp[2] ? tkc_permute(tmp[2], (const int[]){0, 2, 1}) : NULL;
+      t[2] = reshape_to(tmp[3], 4, (const int64_t[]){nb, 1, pp, kk});
+    }
+    drop(tmp, 6);
   } else { /* large windows (a weight gradient's): the product (N, O, C, OH, OW, KH, KW) of the view */
     t[2] = reshape_to(t[1], 7, (const int64_t[]){nb, 1, c, oh, ow, kh, kw});
   }
