@@ -343,14 +343,66 @@ def test_bad(ctx, tmp):
         lib.tkc_clear_error()
 
 
+def test_binding(tmp):
+    """tkc.io.Tokenizer (bindings/python) on the same library gives the same ids"""
+    os.environ["TKC_LIB"] = os.path.abspath(sys.argv[1])
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "bindings", "python"))
+    try:
+        import tkc
+        import tkc.io
+    except Exception as e:  # noqa: BLE001 (a binding that does not import is reported, not fatal here)
+        print("skipped part: the Python binding does not import (%s)" % e)
+        return
+    tokens, scores, types = spm_vocab()
+    path = os.path.join(tmp, "bind.gguf")
+    write_gguf(path, "llama", tokens, scores, types, bos=1, eos=2)
+    ctx = tkc.Context("INTERP")
+    st = tkc.io.load_gguf(path, ctx)
+    tok = tkc.io.Tokenizer(st)
+    st.close()
+    check(tok.model == "llama" and len(tok) == len(tokens) and tok.bos == 1 and tok.eos == 2, "binding: vocabulary")
+    for text in TEXTS:
+        want = spm_encode(tokens, scores, text.encode(), True, True)
+        check(tok.encode(text) == want, "binding encode %r" % text)
+        check(tok.decode(want) == text, "binding decode %r" % text)
+    check(tok.piece(1) == b"" and tok.token_text(1) == "<s>", "binding piece")
+    try:
+        tok.piece(len(tokens))
+        check(False, "binding: piece out of range raises")
+    except tkc.TkcError:
+        pass
+    tok.close()
+
+
 def test_llama_cpp(tmp):
+    """llama.cpp's own SentencePiece tokenizer on the same vocabulary, when llama-cpp-python is there"""
     try:
         import llama_cpp
     except ImportError:
         print("skipped part: llama_cpp (llama-cpp-python) is not installed: no comparison with llama.cpp's tokenizer")
         return
-    print("note: llama-cpp-python %s is installed but a vocab-only file without an architecture's hyperparameters "
-          "is not something it loads reliably; not compared" % getattr(llama_cpp, "__version__", "?"))
+    tokens, scores, types = spm_vocab()
+    path = os.path.join(tmp, "llama_vocab.gguf")
+    w = gguf.GGUFWriter(path, "llama")
+    # the hyperparameters a vocab-only load still reads
+    w.add_context_length(64), w.add_embedding_length(8), w.add_block_count(1), w.add_feed_forward_length(16)
+    w.add_head_count(2), w.add_head_count_kv(2), w.add_layer_norm_rms_eps(1e-5), w.add_rope_dimension_count(4)
+    w.add_tokenizer_model("llama"), w.add_token_list(tokens), w.add_token_scores(scores), w.add_token_types(types)
+    w.add_bos_token_id(1), w.add_eos_token_id(2), w.add_unk_token_id(0)
+    w.write_header_to_file(), w.write_kv_data_to_file(), w.write_tensors_to_file(), w.close()
+    try:
+        llm = llama_cpp.Llama(model_path=path, vocab_only=True, verbose=False)
+    except Exception as e:  # noqa: BLE001
+        print("skipped part: llama-cpp-python does not load the vocab-only file (%s)" % e)
+        return
+    ctx = lib.tkc_ctx_new(b"INTERP")
+    tok = load_tok(ctx, path)
+    for text in [t.encode() for t in TEXTS if "\u00a0" not in t]:
+        want = llm.tokenize(text, add_bos=True, special=False)
+        check(tkc_encode(tok, text, 1) == want, "llama.cpp %r: tkc %s, llama.cpp %s" % (text, tkc_encode(tok, text, 1), want))
+    lib.tkc_tokenizer_free(tok)
+    lib.tkc_ctx_free(ctx)
+    print("compared with llama.cpp (llama-cpp-python %s)" % getattr(llama_cpp, "__version__", "?"))
 
 
 def main():
@@ -360,6 +412,7 @@ def main():
         test_spm(ctx, tmp, rng)
         test_bpe(ctx, tmp, rng)
         test_bad(ctx, tmp)
+        test_binding(tmp)
         test_llama_cpp(tmp)
     lib.tkc_ctx_free(ctx)
     print("%d failures" % failures)
