@@ -265,6 +265,35 @@ static void test_encode_cap(void **state) {
   tkc_tokenizer_free(t);
 }
 
+/* a 1 MB prompt: the merge loop is a heap, not a rescan per merge (that would take hours here) */
+static void test_long_text(void **state) {
+  (void)state;
+  tkc_tokenizer *t = spm_tokenizer();
+  enum { N = 100000 };
+  const char chunk[] = "hello the ";
+  size_t len = N * (sizeof chunk - 1);
+  char *text = malloc(len);
+  int32_t *ids = malloc((4 * N + 1) * sizeof *ids);
+  assert_non_null(text);
+  assert_non_null(ids);
+  for (int i = 0; i < N; i++) memcpy(text + (size_t)i * (sizeof chunk - 1), chunk, sizeof chunk - 1);
+  /* ▁hello ▁ th e per chunk, the last space alone */
+  assert_int_equal(tkc_tokenizer_encode(t, text, len, 0, ids, 4 * N + 1), 4 * N + 1);
+  for (int i = 0; i < N; i += 997) {
+    assert_int_equal(ids[4 * i], SP_HELLO);
+    assert_int_equal(ids[4 * i + 1], SPACE);
+    assert_int_equal(ids[4 * i + 2], TH);
+    assert_int_equal(ids[4 * i + 3], L('e'));
+  }
+  assert_int_equal(ids[4 * N], SPACE);
+  char *back = malloc(len + 1);
+  assert_non_null(back);
+  assert_int_equal(tkc_tokenizer_decode(t, ids, 4 * N + 1, back, len + 1), (int)len);
+  assert_memory_equal(back, text, len);
+  free(back), free(ids), free(text);
+  tkc_tokenizer_free(t);
+}
+
 static void test_bad_arguments(void **state) {
   (void)state;
   tkc_tokenizer *t = spm_tokenizer();
@@ -401,7 +430,8 @@ int main(void) {
   build_spm_vocab();
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_spm_encode),    cmocka_unit_test(test_spm_round_trip), cmocka_unit_test(test_encode_cap),
-      cmocka_unit_test(test_bad_arguments), cmocka_unit_test(test_bad_vocab),      cmocka_unit_test(test_bpe),
+      cmocka_unit_test(test_long_text),     cmocka_unit_test(test_bad_arguments),  cmocka_unit_test(test_bad_vocab),
+      cmocka_unit_test(test_bpe),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   tkc_ctx_free(ctx);

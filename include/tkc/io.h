@@ -135,7 +135,8 @@ TKC_API int tkc_gguf_tensor_type(const tkc_state *s, const char *name);
  * (tokenizer.ggml.scores; the leftmost on a tie) is merged until none is; a character that is no token
  * becomes its bytes' <0xXX> tokens (or tokenizer.ggml.unknown_token_id / the first UNKNOWN-typed token).
  * "gpt2": byte-level BPE: a pre-tokenizer approximating GPT-2's regex (see tokenizer.c: ASCII letters,
- * digits, whitespace and punctuation classes; every byte >= 0x80 counts as a letter), each piece's
+ * digits, whitespace and punctuation classes; every byte >= 0x80 counts as a letter; whatever
+ * tokenizer.ggml.pre says), each piece's
  * bytes mapped to GPT-2's printable characters and merged by tokenizer.ggml.merges rank.
  * Special / user-defined tokens written in the text are not recognized: they are tokenized as text.
  * Required keys: model, tokens (at most 2^24), scores (llama; as many float32 as tokens), merges
@@ -147,7 +148,8 @@ TKC_API tkc_tokenizer *tkc_tokenizer_from_gguf(const tkc_state *s);
 /* Encodes len bytes of text (any bytes: invalid UTF-8 becomes byte tokens), BOS first when add_bos
  * is 1 (0: never; -1: as the file's add_bos_token says). Returns the number of ids; when it is more
  * than cap, only the first cap are written (call again with a larger buffer). -1 + tkc_last_error()
- * on NULL arguments, a text of over 2^28 bytes, or a byte that has no token and no unknown token. */
+ * on NULL arguments, a text of over 2^27 bytes, or a byte that has no token and no unknown token.
+ * A tokenizer is read-only once built: threads may encode and decode with it at once. */
 TKC_API int tkc_tokenizer_encode(tkc_tokenizer *t, const char *text, size_t len, int add_bos, int32_t *ids, int cap);
 /* The text of n ids: the pieces below concatenated, and for "llama" with add_space_prefix the one
  * leading space of the result removed (so decode(encode(text)) == text). Returns its byte length;

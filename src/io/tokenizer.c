@@ -9,7 +9,18 @@
  * new pairs go into the heap. O(n log n) in the text length, so long prompts are fine.
  *
  * The vocabulary is copied out of the state into one arena, looked up through open-addressing hash
- * tables (text -> id, "left right" merge -> rank). Nothing here prints or aborts. */
+ * tables (text -> id, "left right" merge -> rank); a tokenizer is read-only after it is built, so
+ * several threads may encode and decode with it at once. Nothing here prints or aborts.
+ *
+ * Where this differs from llama.cpp (on purpose, or as a simplification):
+ *  - SPM: a byte that does not start a valid UTF-8 sequence is a symbol of its own (llama.cpp takes
+ *    the length its lead byte says, continuation bytes or not); valid text tokenizes the same.
+ *  - BPE: one pre-tokenizer, GPT-2's regex with ASCII classes (gpt2_piece_end), whatever
+ *    tokenizer.ggml.pre says (llama.cpp has a regex per pre-tokenizer: llama3's splits digits in
+ *    threes and contractions case-insensitively, so its ids can differ from llama.cpp's on such text,
+ *    though they decode to the same text); a final symbol that is no token becomes its bytes' tokens
+ *    (llama.cpp looks each byte of the mapped text up as a 1-byte string and drops what it misses).
+ *  - Special and user-defined token texts inside the text are tokenized as text. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -27,7 +38,7 @@ enum { TOK_SPM, TOK_BPE };
 enum { TT_NORMAL = 1, TT_UNKNOWN = 2, TT_CONTROL = 3, TT_USER_DEFINED = 4, TT_UNUSED = 5, TT_BYTE = 6 };
 #define TOK_MAX_VOCAB (1 << 24)
 #define TOK_MAX_MERGES (1 << 24)
-#define TOK_MAX_TEXT (1 << 28)
+#define TOK_MAX_TEXT (1 << 27)
 
 /* ---------------------------------------------------------------- a string -> int32 hash table */
 
@@ -419,7 +430,7 @@ static int emit_byte(enc *e, uint8_t b) {
 static int encode_spm(enc *e, const char *text, size_t len) {
   const tkc_tokenizer *t = e->t;
   char *esc = malloc(3 * len + 4);
-  e->sy = malloc((3 * len + 4) * sizeof *e->sy);
+  e->sy = malloc((len + 2) * sizeof *e->sy); /* a character per byte at most, and the prefix */
   if (!esc || !e->sy) return free(esc), e->oom = 1, -1;
   size_t m = 0;
   if (t->add_space_prefix && len) memcpy(esc, "\xe2\x96\x81", 3), m = 3;
