@@ -366,6 +366,7 @@ def test_binding(tmp):
         check(tok.encode(text) == want, "binding encode %r" % text)
         check(tok.decode(want) == text, "binding decode %r" % text)
     check(tok.piece(1) == b"" and tok.token_text(1) == "<s>", "binding piece")
+    check(tok.add_bos and tok.find(tokens[-1]) == len(tokens) - 1 and tok.find("no such token") is None, "binding find")
     try:
         tok.piece(len(tokens))
         check(False, "binding: piece out of range raises")

@@ -170,6 +170,7 @@ for _name, _res, _args in [
     ("tkc_tokenizer_piece", ctypes.c_void_p, [_P, _I32, ctypes.POINTER(ctypes.c_size_t)]),
     ("tkc_tokenizer_token_text", _S, [_P, _I32]), ("tkc_tokenizer_vocab_size", _I, [_P]),
     ("tkc_tokenizer_model", _S, [_P]), ("tkc_tokenizer_bos", _I32, [_P]), ("tkc_tokenizer_eos", _I32, [_P]),
+    ("tkc_tokenizer_add_bos", _I, [_P]), ("tkc_tokenizer_find", _I32, [_P, _S]),
 ]:
     _f = getattr(lib._cdll, _name)
     _f.restype, _f.argtypes = _res, _args
@@ -183,13 +184,14 @@ class Tokenizer:
         tok = tkc.io.Tokenizer(tkc.io.load_gguf("model.gguf"))
         ids = tok.encode("Hello world")          # add_bos: None = as the file says, True, False
         tok.decode(ids) == "Hello world"
-        tok.piece(ids[1]), tok.vocab_size, tok.bos, tok.eos, tok.model"""
+        tok.piece(ids[1]), tok.find("\u2581the"), tok.vocab_size, tok.bos, tok.eos, tok.add_bos, tok.model"""
 
     def __init__(self, state):
         self._t = check_ptr(_C["tkc_tokenizer_from_gguf"](state._live()))
         self.vocab_size = _C["tkc_tokenizer_vocab_size"](self._t)
         self.model = _C["tkc_tokenizer_model"](self._t).decode()
         self.bos, self.eos = _C["tkc_tokenizer_bos"](self._t), _C["tkc_tokenizer_eos"](self._t)
+        self.add_bos = bool(_C["tkc_tokenizer_add_bos"](self._t))  # the file's add_bos_token
 
     def _live(self):
         if not self._t:
@@ -229,6 +231,11 @@ class Tokenizer:
     def token_text(self, id):
         """Token id's text as stored in the vocabulary."""
         return check_ptr(_C["tkc_tokenizer_token_text"](self._live(), id)).decode(errors="replace")
+
+    def find(self, text):
+        """The id of an exact vocabulary text, None when there is none."""
+        i = _C["tkc_tokenizer_find"](self._live(), text.encode() if isinstance(text, str) else bytes(text))
+        return None if i < 0 else i
 
     def __len__(self):
         return self.vocab_size
