@@ -243,6 +243,18 @@ static void test_spm_round_trip(void **state) {
   expect_round_trip(t, " hello", 6);
   expect_round_trip(t, "hello the", 9);
   tkc_tokenizer_free(t);
+
+  /* without tokenizer.ggml.token_type the <0xXX> texts are still byte tokens (and BOS is then text) */
+  v = spm_spec();
+  v.types = NULL;
+  st = load_vocab(&v);
+  t = tkc_tokenizer_from_gguf(st);
+  tkc_state_free(st);
+  assert_non_null(t);
+  EXPECT(t, "\xe6\x97\xa5\xe6\x9c\xac", 0, SPACE, NICHI, BYTE0 + 0xe6, BYTE0 + 0x9c, BYTE0 + 0xac);
+  assert_int_equal(tkc_tokenizer_decode(t, (const int32_t[]){SPACE, NICHI, BYTE0 + 0xe6, BYTE0 + 0x9c, BYTE0 + 0xac}, 5, out, sizeof out), 6);
+  assert_string_equal(out, "\xe6\x97\xa5\xe6\x9c\xac");
+  tkc_tokenizer_free(t);
 }
 
 static void test_encode_cap(void **state) {
