@@ -186,6 +186,9 @@ static void test_spm_encode(void **state) {
   /* "▁the": th (-1) first, which leaves ▁t (-5) stale and he (-3) gone: ▁the (-0.5) is never reached */
   EXPECT(t, "the", 0, SPACE, TH, L('e'));
   EXPECT(t, "hello the", 0, SP_HELLO, SPACE, TH, L('e'));
+  /* equal scores: the leftmost pair first */
+  EXPECT(t, "lll", 0, SPACE, LL, L('l'));
+  EXPECT(t, "lllll", 0, SPACE, LL, LL, L('l'));
   /* "▁tel": ▁t (-5) is the only pair */
   EXPECT(t, "tel", 0, SP_T, L('e'), L('l'));
   /* hel (-7) needs he+l: "▁help" -> he, then hel */
@@ -427,6 +430,8 @@ static void test_bpe(void **state) {
   /* "hello world" -> "hello" " world" (the pre-tokenizer keeps the space with the word) */
   EXPECT(t, "hello world", 0, 258, 'o', 259, 'o', 'r', 'l', 'd');
   EXPECT(t, "hello", 1, 260, 258, 'o');
+  /* equal ranks: the leftmost pair first */
+  EXPECT(t, "lll", 0, 257, 'l');
   /* "hel lo": "hel" -> he l; " lo" -> Ġ l o (no "Ġ l" merge) */
   EXPECT(t, "hel lo", 0, 256, 'l', ' ', 'l', 'o');
   /* bytes >= 0x80 are their GPT-2 characters' tokens: é is C3 A9 */

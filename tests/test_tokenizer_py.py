@@ -58,7 +58,8 @@ CORPUS = ("the quick brown fox jumps over the lazy dog. hello world, hello there
 TEXTS = ["hello world", "Hello World", "the theory", "  leading spaces", "trailing spaces  ", "tabs\tand\nnew\n\nlines",
          "they're it's we'll I've you'd I'm", "numbers 12345 and 3.14159", "café déjà vu", "日本語", "日本", "emoji 😀 here 🎉",
          "punctuation!!! ...?? (a) [b] {c}", "x", " ", "", "   \n  x", "mixed: héllo 世界 😀 ok",
-         "the quick brown fox jumps over the lazy dog", "\u00a0nbsp\u3000ideographic space"]
+         "the quick brown fox jumps over the lazy dog", "\u00a0nbsp\u3000ideographic space",
+         "lll llll eee eeee ttt thth hehehe", "    ", "aaaa  bbbb"]
 
 
 def utf8_chars(b):
