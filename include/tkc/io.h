@@ -134,10 +134,10 @@ TKC_API int tkc_gguf_tensor_type(const tkc_state *s, const char *name);
  * of its own), then the adjacent pair whose concatenation is a vocabulary token of the highest score
  * (tokenizer.ggml.scores; the leftmost on a tie) is merged until none is; a character that is no token
  * becomes its bytes' <0xXX> tokens (or tokenizer.ggml.unknown_token_id / the first UNKNOWN-typed token).
- * "gpt2": byte-level BPE: a pre-tokenizer approximating GPT-2's regex (see tokenizer.c: ASCII letters,
- * digits, whitespace and punctuation classes; every byte >= 0x80 counts as a letter; whatever
- * tokenizer.ggml.pre says), each piece's
- * bytes mapped to GPT-2's printable characters and merged by tokenizer.ggml.merges rank.
+ * "gpt2": byte-level BPE: a pre-tokenizer approximating GPT-2's regex whatever tokenizer.ggml.pre
+ * says (see tokenizer.c: ASCII letters, digits, whitespace and punctuation classes; every byte >= 0x80
+ * counts as a letter), each piece's bytes mapped to GPT-2's printable characters and merged by
+ * tokenizer.ggml.merges rank (the lowest first, the leftmost on a tie).
  * Special / user-defined tokens written in the text are not recognized: they are tokenized as text.
  * Required keys: model, tokens (at most 2^24), scores (llama; as many float32 as tokens), merges
  * (gpt2); optional: token_type (int32, as many as tokens), bos/eos/unknown_token_id (in range),
