@@ -45,16 +45,22 @@ function(tkc_io_tests)
   add_test(NAME test_io_py COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_io_py.py $<TARGET_FILE:tkc>)
   set_tests_properties(test_io_py PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
                        ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR};NODEVICE_SELECT=1")
+  # test_tokenizer_py (tests/test_tokenizer_py.py): vocabularies written by gguf.GGUFWriter, tkc's token
+  # ids against a pure-Python reference of the same algorithms; exit 77 (skipped) without gguf
+  add_test(NAME test_tokenizer_py COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_tokenizer_py.py $<TARGET_FILE:tkc>)
+  set_tests_properties(test_tokenizer_py PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
+                       ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR};NODEVICE_SELECT=1")
 endfunction()
 
-# fuzz_safetensors_libfuzzer / fuzz_gguf_libfuzzer: tests/fuzz/fuzz_{safetensors,gguf}.c on the
+# fuzz_safetensors_libfuzzer / fuzz_gguf_libfuzzer / fuzz_tokenizer_libfuzzer:
+# tests/fuzz/fuzz_{safetensors,gguf,tokenizer}.c on the
 # instrumented library objects cmake/fuzz.cmake builds with clang (tkc_fuzz_objs); not in ctest, as
 # the other libFuzzer targets (`make fuzz`)
 function(tkc_io_fuzz)
   if(NOT TARGET tkc_fuzz_objs)
     return()
   endif()
-  foreach(name fuzz_safetensors fuzz_gguf)
+  foreach(name fuzz_safetensors fuzz_gguf fuzz_tokenizer)
     add_executable(${name}_libfuzzer ${PROJECT_SOURCE_DIR}/tests/fuzz/${name}.c)
     target_compile_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
     target_link_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined)

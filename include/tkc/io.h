@@ -117,6 +117,63 @@ TKC_API const char *tkc_gguf_meta_array_str(const tkc_state *s, const char *key,
  * in the file; -1 + TKC_EINVAL for an unknown name, -1 for a safetensors state. */
 TKC_API int tkc_gguf_tensor_type(const tkc_state *s, const char *name);
 
+/* ---------------------------------------------------------------- tokenizer (src/io/tokenizer.c) */
+
+/* A text tokenizer built from a GGUF file's vocabulary (tokenizer.ggml.*), as llama.cpp reads it:
+ *
+ *   tkc_tokenizer *tok = tkc_tokenizer_from_gguf(st);      // copies what it needs: st may be freed
+ *   int32_t ids[512];
+ *   int n = tkc_tokenizer_encode(tok, "Hello world", 11, -1, ids, 512);
+ *   char text[2048];
+ *   tkc_tokenizer_decode(tok, ids, n, text, sizeof text);
+ *   tkc_tokenizer_free(tok);
+ *
+ * tokenizer.ggml.model "llama": SentencePiece (llama.cpp's llm_tokenizer_spm). Spaces become U+2581
+ * (and one is put in front of non-empty text when tokenizer.ggml.add_space_prefix, true when absent);
+ * the text is split into UTF-8 characters (a byte that does not start a valid sequence is a character
+ * of its own), then the adjacent pair whose concatenation is a vocabulary token of the highest score
+ * (tokenizer.ggml.scores; the leftmost on a tie) is merged until none is; a character that is no token
+ * becomes its bytes' <0xXX> tokens (or tokenizer.ggml.unknown_token_id / the first UNKNOWN-typed token).
+ * "gpt2": byte-level BPE: a pre-tokenizer approximating GPT-2's regex whatever tokenizer.ggml.pre
+ * says (see tokenizer.c: ASCII letters, digits, whitespace and punctuation classes; every byte >= 0x80
+ * counts as a letter), each piece's bytes mapped to GPT-2's printable characters and merged by
+ * tokenizer.ggml.merges rank (the lowest first, the leftmost on a tie).
+ * Special / user-defined tokens written in the text are not recognized: they are tokenized as text.
+ * Required keys: model, tokens (at most 2^24), scores (llama; as many float32 as tokens), merges
+ * (gpt2); optional: token_type (int32, as many as tokens), bos/eos/unknown_token_id (in range),
+ * add_bos_token (default: true for llama, false for gpt2), add_space_prefix. Anything missing or
+ * malformed: NULL + TKC_EINVAL naming the key; another model: TKC_EUNSUPPORTED. */
+typedef struct tkc_tokenizer tkc_tokenizer;
+TKC_API tkc_tokenizer *tkc_tokenizer_from_gguf(const tkc_state *s);
+/* Encodes len bytes of text (any bytes: invalid UTF-8 becomes byte tokens), BOS first when add_bos
+ * is 1 (0: never; -1: as the file's add_bos_token says). Returns the number of ids; when it is more
+ * than cap, only the first cap are written (call again with a larger buffer). -1 + tkc_last_error()
+ * on NULL arguments, a text of over 2^27 bytes, or a byte that has no token and no unknown token.
+ * A tokenizer is read-only once built: threads may encode and decode with it at once. */
+TKC_API int tkc_tokenizer_encode(tkc_tokenizer *t, const char *text, size_t len, int add_bos, int32_t *ids, int cap);
+/* The text of n ids: the pieces below concatenated, and for "llama" with add_space_prefix the one
+ * leading space of the result removed (so decode(encode(text)) == text). Returns its byte length;
+ * writes at most cap bytes and a NUL after them when there is room. -1 + TKC_EINVAL for an id out of
+ * range. */
+TKC_API int tkc_tokenizer_decode(tkc_tokenizer *t, const int32_t *ids, int n, char *buf, size_t cap);
+/* Token id's bytes in decoded text (owned by t, *len bytes, NUL-terminated; may hold a NUL): a byte
+ * token is its byte, U+2581 is a space (llama), GPT-2's byte characters are their bytes (gpt2), a
+ * CONTROL token (BOS, EOS ...) is "". NULL + TKC_EINVAL out of range. */
+TKC_API const char *tkc_tokenizer_piece(const tkc_tokenizer *t, int32_t id, size_t *len);
+/* Token id's text as stored in the vocabulary ("<s>", "\xe2\x96\x81the"), NULL out of range; the id of
+ * an exact vocabulary text, -1 when none (no error set: a probe). */
+TKC_API const char *tkc_tokenizer_token_text(const tkc_tokenizer *t, int32_t id);
+TKC_API int32_t tkc_tokenizer_find(const tkc_tokenizer *t, const char *text);
+/* The vocabulary size, "llama" or "gpt2", BOS and EOS ids (-1 when the file has none) and the file's
+ * add_bos_token; -1 / NULL on NULL. */
+TKC_API int tkc_tokenizer_vocab_size(const tkc_tokenizer *t);
+TKC_API const char *tkc_tokenizer_model(const tkc_tokenizer *t);
+TKC_API int32_t tkc_tokenizer_bos(const tkc_tokenizer *t);
+TKC_API int32_t tkc_tokenizer_eos(const tkc_tokenizer *t);
+TKC_API int tkc_tokenizer_add_bos(const tkc_tokenizer *t);
+/* NULL is a no-op. */
+TKC_API void tkc_tokenizer_free(tkc_tokenizer *t);
+
 #ifdef __cplusplus
 }
 #endif

@@ -156,3 +156,103 @@ def save_safetensors(path, tensors):
     arr_n = (_S * max(len(names), 1))(*[n.encode() for n in names])
     arr_t = (_P * max(len(names), 1))(*[tensors[n]._p for n in names])
     check(_C["tkc_safetensors_save"](str(path).encode(), len(names), arr_n, arr_t))
+
+
+# ---------------------------------------------------------------- tokenizer (tkc_tokenizer_*)
+
+from ._lib import last_error as _last_error  # noqa: E402
+
+_I32 = ctypes.c_int32
+for _name, _res, _args in [
+    ("tkc_tokenizer_from_gguf", _P, [_P]), ("tkc_tokenizer_free", None, [_P]),
+    ("tkc_tokenizer_encode", _I, [_P, ctypes.c_char_p, ctypes.c_size_t, _I, ctypes.POINTER(_I32), _I]),
+    ("tkc_tokenizer_decode", _I, [_P, ctypes.POINTER(_I32), _I, ctypes.c_char_p, ctypes.c_size_t]),
+    ("tkc_tokenizer_piece", ctypes.c_void_p, [_P, _I32, ctypes.POINTER(ctypes.c_size_t)]),
+    ("tkc_tokenizer_token_text", _S, [_P, _I32]), ("tkc_tokenizer_vocab_size", _I, [_P]),
+    ("tkc_tokenizer_model", _S, [_P]), ("tkc_tokenizer_bos", _I32, [_P]), ("tkc_tokenizer_eos", _I32, [_P]),
+    ("tkc_tokenizer_add_bos", _I, [_P]), ("tkc_tokenizer_find", _I32, [_P, _S]),
+]:
+    _f = getattr(lib._cdll, _name)
+    _f.restype, _f.argtypes = _res, _args
+    _C[_name] = _f
+
+
+class Tokenizer:
+    """The text tokenizer of a GGUF file's vocabulary (SentencePiece "llama" or byte-level BPE "gpt2";
+    see tkc/io.h). It copies what it needs: the state may be closed afterwards.
+
+        tok = tkc.io.Tokenizer(tkc.io.load_gguf("model.gguf"))
+        ids = tok.encode("Hello world")          # add_bos: None = as the file says, True, False
+        tok.decode(ids) == "Hello world"
+        tok.piece(ids[1]), tok.find("\u2581the"), tok.vocab_size, tok.bos, tok.eos, tok.add_bos, tok.model"""
+
+    def __init__(self, state):
+        self._t = check_ptr(_C["tkc_tokenizer_from_gguf"](state._live()))
+        self.vocab_size = _C["tkc_tokenizer_vocab_size"](self._t)
+        self.model = _C["tkc_tokenizer_model"](self._t).decode()
+        self.bos, self.eos = _C["tkc_tokenizer_bos"](self._t), _C["tkc_tokenizer_eos"](self._t)
+        self.add_bos = bool(_C["tkc_tokenizer_add_bos"](self._t))  # the file's add_bos_token
+
+    def _live(self):
+        if not self._t:
+            raise ValueError("the tokenizer is closed")
+        return self._t
+
+    def encode(self, text, add_bos=None):
+        """Token ids of text (str, encoded as UTF-8, or bytes)."""
+        data = text.encode() if isinstance(text, str) else bytes(text)
+        flag = -1 if add_bos is None else int(bool(add_bos))
+        n = _C["tkc_tokenizer_encode"](self._live(), data, len(data), flag, None, 0)
+        if n < 0:
+            raise _last_error()
+        ids = (_I32 * max(n, 1))()
+        check(0 if _C["tkc_tokenizer_encode"](self._t, data, len(data), flag, ids, n) == n else -1)
+        return list(ids[:n])
+
+    def decode_bytes(self, ids):
+        arr = (_I32 * max(len(ids), 1))(*ids)
+        n = _C["tkc_tokenizer_decode"](self._live(), arr, len(ids), None, 0)
+        if n < 0:
+            raise _last_error()
+        buf = ctypes.create_string_buffer(n + 1)
+        _C["tkc_tokenizer_decode"](self._t, arr, len(ids), buf, n + 1)
+        return buf.raw[:n]
+
+    def decode(self, ids, errors="replace"):
+        """The text of ids (str; bytes that are no valid UTF-8 as `errors` says)."""
+        return self.decode_bytes(ids).decode("utf-8", errors=errors)
+
+    def piece(self, id):
+        """Token id's bytes in decoded text."""
+        n = ctypes.c_size_t()
+        p = check_ptr(_C["tkc_tokenizer_piece"](self._live(), id, ctypes.byref(n)))
+        return ctypes.string_at(p, n.value)
+
+    def token_text(self, id):
+        """Token id's text as stored in the vocabulary."""
+        return check_ptr(_C["tkc_tokenizer_token_text"](self._live(), id)).decode(errors="replace")
+
+    def find(self, text):
+        """The id of an exact vocabulary text, None when there is none."""
+        i = _C["tkc_tokenizer_find"](self._live(), text.encode() if isinstance(text, str) else bytes(text))
+        return None if i < 0 else i
+
+    def __len__(self):
+        return self.vocab_size
+
+    def close(self):
+        if self._t:
+            _C["tkc_tokenizer_free"](self._t)
+        self._t = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+
+    def __del__(self):
+        try:
+            self.close()
+        except Exception:  # interpreter shutdown
+            pass
