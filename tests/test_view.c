@@ -244,7 +244,7 @@ static void test_max_index_and_strides(void **state) {
   tkc_st st;
   href m;
   start(&st, &m, 2, (const int64_t[]){4, 5});
-  assert_int_equal(tkc_st_max_index(&st), 20); /* the element count (the largest offset is 19) */
+  assert_int_equal(tkc_st_max_index(&st), 19); /* the largest offset (a single view is indexed by its strides) */
   tkc_graph *g = tkc_graph_new();
   assert_int_equal(tkc_st_stride(&st, g, 0), 5);
   assert_int_equal(tkc_st_stride(&st, g, 1), 1);
@@ -260,7 +260,7 @@ static void test_max_index_and_strides(void **state) {
   apply(&st, &m, &(vstep)STEP(V_EXPAND, 1000, 7));
   assert_int_equal(tkc_st_stride(&st, g, 0), 0);
   assert_true(tkc_st_max_index(&st) >= model_max(&m));
-  assert_true(tkc_st_max_index(&st) <= 7000);
+  assert_int_equal(tkc_st_max_index(&st), 6); /* not the 7000 elements it shows */
   tr_free(&m);
   /* a shrink's offset counts: (100, 100)[90:100, 95:100] reaches 9999 */
   start(&st, &m, 2, (const int64_t[]){100, 100});
