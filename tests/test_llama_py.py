@@ -10,7 +10,12 @@ and generates 32 greedily through the captured decode step, on every device here
 (float64, the same dequantized weights: gguf.quants.dequantize) must give the same tokens and logits
 within TOL of the largest logit. RoPE is ggml's mode 0 on both sides: pairs (2i, 2i+1) rotated.
 
+With --example PATH/TO/llama, the example program instead (examples/llama.c) on a Q4_0 file, on the
+default device: its greedy ids against the reference's, and sampling (temperature, top-k, top-p)
+giving ids in the vocabulary, the same for the same seed.
+
 usage: test_llama_py.py PATH/TO/llama_driver       ($TKC_LLAMA_DEVICES: a comma list to run on)
+       test_llama_py.py --example PATH/TO/llama
 Exit 0 when all match, 77 (skipped) without numpy / gguf or without any device, 1 on a mismatch."""
 import os
 import subprocess
@@ -201,7 +206,39 @@ def compare(what, prefill, fed, steps, W, hp):
     return ok, max(err_p, err_d)
 
 
+def run_example(program, path, *args):
+    """the ids examples/llama.c prints after "generated:" (None when it fails)"""
+    cmd = [program, path, "--tokens", ",".join(map(str, PROMPT)), "--n", str(N_DECODE)] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if not check(r.returncode == 0, "%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip())):
+        return None
+    print(r.stdout.strip())
+    line = next((l for l in r.stdout.splitlines() if l.startswith("generated:")), "generated:")
+    return [int(t) for t in line.split(":")[1].split()]
+
+
+def example_main(program):
+    rng = np.random.default_rng(7)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "llama-Q4_0.gguf")
+        W = write_model(path, SMALL, Q.Q4_0, rng)
+        got = run_example(program, path)
+        if got is not None:
+            ref = reference_logits(W, SMALL, PROMPT + got)
+            want = [int(np.argmax(ref[len(PROMPT) - 1 + j])) for j in range(N_DECODE)]
+            check(got == want, "greedy ids %s, the reference's %s" % (got, want))
+        sampled = [run_example(program, path, "--temp", "0.8", "--top-k", "40", "--top-p", "0.9", "--seed", str(seed)) for seed in (5, 5, 6)]
+        if all(x is not None for x in sampled):
+            check(all(len(x) == N_DECODE and all(0 <= t < SMALL["n_vocab"] for t in x) for x in sampled), "sampled ids outside the vocabulary")
+            check(sampled[0] == sampled[1], "seed 5 sampled %s, then %s" % (sampled[0], sampled[1]))
+            check(sampled[0] != sampled[2], "seeds 5 and 6 sampled the same %s" % sampled[0])
+    print("llama example: %d failures" % failures)
+    return 1 if failures else 0
+
+
 def main():
+    if sys.argv[1] == "--example":
+        return example_main(sys.argv[2])
     driver = sys.argv[1]
     rng = np.random.default_rng(2024)
     ran = 0
