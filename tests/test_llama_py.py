@@ -14,7 +14,8 @@ With --example PATH/TO/llama, the example program instead (examples/llama.c) on 
 default device: its greedy ids against the reference's, and sampling (temperature, top-k, top-p)
 giving ids in the vocabulary, the same for the same seed.
 
-usage: test_llama_py.py PATH/TO/llama_driver       ($TKC_LLAMA_DEVICES: a comma list to run on)
+usage: test_llama_py.py PATH/TO/llama_driver       ($TKC_LLAMA_DEVICES: a comma list to run on; INTERP
+       runs F32 and Q4_0 only unless that list is given)
        test_llama_py.py --example PATH/TO/llama
 Exit 0 when all match, 77 (skipped) without numpy / gguf or without any device, 1 on a mismatch."""
 import os
@@ -35,6 +36,7 @@ SMALL = dict(n_embd=64, n_layer=2, n_head=4, n_head_kv=2, n_ff=128, n_vocab=300,
 WIDE = dict(SMALL, n_embd=256, n_ff=512)  # rows of 256: the K-quants' block
 QUANTIZED = [Q.F32, Q.F16, Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1]
 K_QUANTS = {Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}  # byte offsets of a block's float16 scales
+INTERP_TYPES = [Q.F32, Q.Q4_0]  # on INTERP by default (every type when $TKC_LLAMA_DEVICES names it)
 PROMPT = [1, 17, 42, 299, 5, 123, 7, 250]
 N_DECODE = 32
 TOL = 1e-3  # of the largest |logit|: float32 against float64 over two layers
@@ -248,6 +250,8 @@ def main():
             path = os.path.join(tmp, "llama-%s.gguf" % qt.name)
             W = write_model(path, hp, qt, rng, tied)
             for device in DEVICES:
+                if device == "INTERP" and qt not in INTERP_TYPES and "TKC_LLAMA_DEVICES" not in os.environ:
+                    continue  # the interpreter takes about a minute per file
                 chunks = [len(PROMPT)] + ([3] if qt == Q.F32 else [])  # F32: the prompt also in pieces (prefill at pos > 0)
                 for chunk in chunks:
                     got = run_driver(driver, path, device, chunk, os.path.join(tmp, "out.bin"))
