@@ -87,12 +87,14 @@ def random_k_blocks(rng, qt, shape):
     return raw.reshape(rows, cols // block * nbytes)
 
 
-def write_model(path, hp, qt, rng, tied=False):
-    """writes a llama GGUF whose 2-D weights are of type qt (norms stay F32, as llama.cpp writes them);
-    returns the weights as the file holds them, dequantized to float32"""
+def write_model(path, hp, qt, rng, tied=False, drop=None):
+    """writes a llama GGUF whose 2-D weights are of type qt (norms stay F32, as llama.cpp writes them),
+    without the tensor named drop; returns the weights as the file holds them, dequantized to float32"""
     w = random_weights(rng, hp)
     if tied:
         del w["output.weight"]
+    if drop:
+        del w[drop]
     writer = gguf.GGUFWriter(path, "llama")
     writer.add_context_length(hp["n_ctx"])
     writer.add_embedding_length(hp["n_embd"])
@@ -264,6 +266,12 @@ def main():
                     print("%s %s: %d greedy tokens, logits within %.2g of the largest, %d kernels per decode step" %
                           ("ok  " if ok else "FAIL", what, N_DECODE, err, kernels))
                     ran += 1
+        # a file without one of the layers' tensors is refused, naming it
+        path = os.path.join(tmp, "llama-incomplete.gguf")
+        write_model(path, SMALL, Q.F32, rng, drop="blk.1.ffn_down.weight")
+        r = subprocess.run([driver, path, "CPU", "1,2", "2", "1", os.path.join(tmp, "out.bin")], capture_output=True, text=True, timeout=600)
+        if r.returncode != 77:
+            check(r.returncode == 1 and "blk.1.ffn_down.weight" in r.stderr, "a file without blk.1.ffn_down.weight: exit %d, %r" % (r.returncode, r.stderr))
     if not ran and not failures:
         print("skipped: no device runs here")
         return 77
