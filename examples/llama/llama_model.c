@@ -58,7 +58,7 @@ static int meta_int(const llama_model *m, const char *arch, const char *suffix, 
   snprintf(key, sizeof key, "%s.%s", arch, suffix);
   if (tkc_gguf_meta_type(m->st, key) < 0) {
     if (def >= 0) return *out = def, 0;
-    return fail("%s: no %s in the file", "llama", key), -1;
+    return fail("llama: no %s in the file", key), -1;
   }
   if (tkc_gguf_meta_int(m->st, key, out)) return fail_tkc(key), -1;
   return 0;
@@ -81,8 +81,13 @@ static tkc_tensor *weight(llama_model *m, const char *name, int64_t d0, int64_t 
   if (tkc_state_shape(m->st, name, NULL, &ndim, shape)) return fail("llama: no tensor %s in the file", name), NULL;
   int want_ndim = d1 < 0 ? 1 : 2;
   if (ndim != want_ndim || shape[0] != d0 || (d1 >= 0 && shape[1] != d1)) {
-    fail("llama: %s has shape (%lld%s%lld), the hyperparameters say (%lld%s%lld)", name, (long long)shape[0], ndim > 1 ? ", " : "",
-         ndim > 1 ? (long long)shape[1] : 0LL, (long long)d0, d1 >= 0 ? ", " : "", d1 >= 0 ? (long long)d1 : 0LL);
+    char got[64], want[64];
+    if (ndim == 1) snprintf(got, sizeof got, "(%lld)", (long long)shape[0]);
+    else if (ndim == 2) snprintf(got, sizeof got, "(%lld, %lld)", (long long)shape[0], (long long)shape[1]);
+    else snprintf(got, sizeof got, "of %d dims", ndim);
+    if (d1 < 0) snprintf(want, sizeof want, "(%lld)", (long long)d0);
+    else snprintf(want, sizeof want, "(%lld, %lld)", (long long)d0, (long long)d1);
+    fail("llama: %s is %s, the hyperparameters say %s", name, got, want);
     return NULL;
   }
   tkc_tensor *w = tkc_state_get(m->st, name);

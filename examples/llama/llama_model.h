@@ -59,7 +59,8 @@ int llama_model_weight_type(const llama_model *m);
  * layers' caches are updated (and realized) on the way, then the logits are returned lazy: (n,
  * n_vocab), or (1, n_vocab) of the last token when !all_logits. pos is a position or a variable
  * token (tkc_dim_var) bound by the caller; with a variable, n must be 1. pos + n <= n_ctx. A new
- * handle (tkc_tensor_free), NULL on failure. */
+ * handle (tkc_tensor_free), NULL on failure (the cache rows [pos, pos + n) are then undefined; rows
+ * beyond pos + n are never read by a forward at pos, so stale ones from a longer run do no harm). */
 tkc_tensor *llama_forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int all_logits);
 
 /* Runs tokens[0..n) at positions [pos, pos + n) (a fresh graph: kernels are built once per n and
