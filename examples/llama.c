@@ -131,7 +131,7 @@ int main(int argc, char **argv) {
   static int32_t ids[MAX_PROMPT];
   int n = 0;
   if (o.tokens)
-    for (char *s = (char *)o.tokens; *s && n < MAX_PROMPT;) {
+    for (const char *s = o.tokens; *s && n < MAX_PROMPT;) {
       char *end;
       long v = strtol(s, &end, 10);
       if (end == s) return fprintf(stderr, "llama: --tokens: not a list of ids: %s\n", o.tokens), 2;
