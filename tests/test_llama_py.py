@@ -3,7 +3,7 @@
 numpy reference of the same architecture, on small GGUF files with random weights written by the
 gguf package (the writer llama.cpp's authors publish).
 
-Per weight type (F32, F16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 quantized by gguf.quants; Q4_K, Q5_K, Q6_K as
+Per weight type (F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1 quantized by gguf.quants; Q4_K, Q5_K, Q6_K as
 random blocks with small float16 scales, which gguf can only dequantize) a file of a tiny llama
 (2 layers, 4 heads over 2 KV heads, vocabulary 300) is written; tests/llama_driver prefills 8 tokens
 and generates 32 greedily through the captured decode step, on every device here. The reference
@@ -34,7 +34,7 @@ except ImportError as e:
 DEVICES = os.environ.get("TKC_LLAMA_DEVICES", "CPU,LLVM,WEBGPU,INTERP,CUDA").split(",")
 SMALL = dict(n_embd=64, n_layer=2, n_head=4, n_head_kv=2, n_ff=128, n_vocab=300, n_ctx=128, rope_base=10000.0, eps=1e-5)
 WIDE = dict(SMALL, n_embd=256, n_ff=512)  # rows of 256: the K-quants' block
-QUANTIZED = [Q.F32, Q.F16, Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1]
+QUANTIZED = [Q.F32, Q.F16, Q.BF16, Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1]
 K_QUANTS = {Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}  # byte offsets of a block's float16 scales
 INTERP_TYPES = [Q.F32, Q.Q4_0]  # on INTERP by default (every type when $TKC_LLAMA_DEVICES names it)
 PROMPT = [1, 17, 42, 299, 5, 123, 7, 250]
