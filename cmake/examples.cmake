@@ -10,6 +10,8 @@
 #   charlm_example   examples/charlm.c: a char-level transformer LM, 24 greedy steps checked against C
 #   kv_attention_example   examples/kv_attention.c: attention over a growing KV cache, 256 steps of one
 #                    captured step, each checked against C
+#   llama_example    examples/llama.c: a tiny random llama GGUF (Q4_0) written by tests/test_llama_py.py, 32
+#                    greedy ids against its numpy reference, and seeded sampling (skipped without gguf)
 #   train_digits_{mlp,cnn}_{cpu,llvm}   examples/train_digits.c: an MLP and a CNN trained on scikit-learn's
 #                    8x8 digits, >= 95% held-out accuracy required (skipped when scikit-learn is missing)
 
@@ -30,6 +32,15 @@ set_tests_properties(charlm_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACH
 # all 256 positions on the default device, the step captured once and replayed, each checked against C
 add_test(NAME kv_attention_example COMMAND kv_attention 256)
 set_tests_properties(kv_attention_example PROPERTIES TIMEOUT 300 ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR}")
+
+# ---------------------------------------------------------------- text generation (examples/llama.c)
+# the model file is written by the gguf package: tests/test_llama_py.py exits 77 (skipped) without it
+find_package(Python3 COMPONENTS Interpreter QUIET)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME llama_example COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_llama_py.py --example $<TARGET_FILE:llama>)
+  set_tests_properties(llama_example PROPERTIES TIMEOUT 300 SKIP_RETURN_CODE 77
+                       ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR};NODEVICE_SELECT=1")
+endif()
 
 # ---------------------------------------------------------------- training (examples/train_digits.c)
 # scikit-learn ships the digits data (sklearn/datasets/data/digits.csv.gz); scripts/install-deps.sh installs it
