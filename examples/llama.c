@@ -4,10 +4,12 @@
  * decode step captured once (tkc_jit) and replayed with the position bound to a variable, sampled on
  * the host: greedy (--temp 0), or with temperature, top-k and top-p.
  *
- *   build/llama model.gguf [--tokens 1,2,3] [--n 32] [--temp 0] [--top-k 40] [--top-p 0.95]
+ *   build/llama model.gguf [--prompt TEXT | --tokens 1,2,3] [--n 32] [--temp 0] [--top-k 40] [--top-p 0.95]
  *                          [--seed 1] [--device CPU] [--ctx 512]
  *
- * --tokens: the prompt as token ids (default: the file's BOS token, else 1); --n: tokens to generate
+ * --prompt: the prompt as text, encoded with the file's vocabulary (tokenizer.ggml.*: SentencePiece or
+ * BPE; the generated text is printed too); --tokens: the prompt as token ids (default: the file's BOS
+ * token, else 1); --n: tokens to generate
  * (it stops early at the file's EOS token); --ctx: at most this many positions in the KV cache
  * (default: the file's context_length, capped at 2048). Prints the generated ids, then the tokens/s
  * of the prefill (run twice: the second, with its kernels built, is timed) and of the decode (the first
@@ -22,7 +24,7 @@
 enum { MAX_PROMPT = 4096 };
 
 typedef struct options {
-  const char *model, *device, *tokens;
+  const char *model, *device, *tokens, *prompt;
   int n;
   double temp, top_p;
   int top_k;
@@ -53,6 +55,7 @@ static int parse(int argc, char **argv, options *o) {
     if (!v) return -1;
     i++;
     if (!strcmp(a, "--tokens")) o->tokens = v;
+    else if (!strcmp(a, "--prompt")) o->prompt = v;
     else if (!strcmp(a, "--n")) o->n = atoi(v);
     else if (!strcmp(a, "--temp")) o->temp = atof(v);
     else if (!strcmp(a, "--top-k")) o->top_k = atoi(v);
@@ -124,13 +127,16 @@ int main(int argc, char **argv) {
   const llama_hparams *hp = llama_model_hparams(m);
   tkc_state *st = llama_model_state(m);
 
-  /* ---- the prompt. TOKENIZER: text plugs in here. When the GGUF tokenizer (tkc_tokenizer_* in
-   * include/tkc/io.h, from the file's tokenizer.ggml.* vocabulary) is there, a --prompt "text" is
-   * encoded into ids[] here, and the generated ids are decoded to text where they are printed
-   * below; until then the prompt is given as ids and ids are printed. */
+  /* ---- the prompt: --prompt text encoded with the file's vocabulary (tokenizer.ggml.*), or --tokens
+   * ids, or the BOS token alone */
   static int32_t ids[MAX_PROMPT];
   int n = 0;
-  if (o.tokens)
+  tkc_tokenizer *tok = tkc_tokenizer_from_gguf(st); /* NULL: the file has no (usable) vocabulary */
+  if (!tok && o.prompt) return fprintf(stderr, "llama: --prompt: %s\n", tkc_last_error()), 2;
+  if (o.prompt) {
+    n = tkc_tokenizer_encode(tok, o.prompt, strlen(o.prompt), -1, ids, MAX_PROMPT);
+    if (n < 0 || n > MAX_PROMPT) return fprintf(stderr, "llama: --prompt: %s\n", n < 0 ? tkc_last_error() : "more than 4096 tokens"), tkc_tokenizer_free(tok), 2;
+  } else if (o.tokens)
     for (const char *s = o.tokens; *s && n < MAX_PROMPT;) {
       char *end;
       long v = strtol(s, &end, 10);
@@ -181,12 +187,18 @@ int main(int argc, char **argv) {
     token = sample(logits, hp->n_vocab, &o, order, prob);
   }
 
-  /* TOKENIZER: decode out[] to text here */
   printf("prompt:");
   for (int i = 0; i < n; i++) printf(" %d", ids[i]);
   printf("\ngenerated:");
   for (int i = 0; i < made; i++) printf(" %d", out[i]);
   printf("%s\n", made && out[made - 1] == eos ? " (end of text)" : "");
+  if (tok) { /* the text too, when the file has a vocabulary */
+    int len = tkc_tokenizer_decode(tok, out, made, NULL, 0);
+    char *text = len >= 0 ? malloc((size_t)len + 1) : NULL;
+    if (text && tkc_tokenizer_decode(tok, out, made, text, (size_t)len + 1) == len) printf("text: %s\n", text);
+    free(text);
+  }
+  tkc_tokenizer_free(tok);
   int steps = made > 0 ? made - 1 : 0; /* the last token is sampled, not run */
   printf("prefill: %d tokens in %.2f ms: %.1f tokens/s (the first run, building its kernels: %.1f ms)\n", n, t_prefill * 1e3, n / t_prefill, t_cold * 1e3);
   if (steps > 0)
