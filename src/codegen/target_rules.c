@@ -68,6 +68,14 @@ static bool guards_minus1(const tkc_uop *x, bool minus1) { return minus1 && !tkc
 
 bool tkc_divisor_guarded(const tkc_uop *d, bool minus1) {
   if (!d) return false;
+  /* a vector lane by lane: a VECTORIZE of constants, and what SCALAR_ALU makes of the guard below
+   * (a VECTORIZE of its per-lane WHEREs) must count as guarded, or guard and scalarize take turns
+   * rewriting the same IDIV/MOD forever */
+  if (d->op == TKC_OP_VECTORIZE && !d->dtype.space && d->dtype.count > 1 && d->nsrc == d->dtype.count) {
+    for (int i = 0; i < d->nsrc; i++)
+      if (d->src[i]->dtype.count != 1 || !tkc_divisor_guarded(d->src[i], minus1)) return false;
+    return true;
+  }
   if (minus1 ? tkc_divisor_safe(d) : tkc_divisor_nonzero(d)) return true;
   if (d->op != TKC_OP_WHERE || d->nsrc != 3 || !is_const_int(d->src[2], 1)) return false;
   const tkc_uop *c = d->src[0], *x = d->src[1];

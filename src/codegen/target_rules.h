@@ -66,7 +66,8 @@ TKC_HIDDEN bool tkc_divisor_nonzero(const tkc_uop *d);
 /* ... and, for a signed dtype, never -1 either: x / d and x % d need no guard on any target. */
 TKC_HIDDEN bool tkc_divisor_safe(const tkc_uop *d);
 /* d may divide as is: safe (minus1: tkc_divisor_safe, else tkc_divisor_nonzero), or the divisor the
- * guard rules build, WHERE(d != 0 [& d != -1], d, 1). A renderer that prints IDIV/MOD checks this
+ * guard rules build, WHERE(d != 0 [& d != -1], d, 1); a VECTORIZE when each of its lanes is one of
+ * those (vector constants, the guard split into lanes by SCALAR_ALU). A renderer that prints IDIV/MOD checks this
  * and refuses otherwise (the kernel did not go through its target rules). */
 TKC_HIDDEN bool tkc_divisor_guarded(const tkc_uop *d, bool minus1);
 /* Every lane of shift count cnt is in [0, bits): a bool, constants, a scalar by its range (not
