@@ -490,6 +490,59 @@ static void test_tensor_api_vector_access(void **state) {
   tkc_ctx_free(ctx);
 }
 
+/* A cat (or an arange, a pad) whose axes a reshape merges, then an elementwise op: the fused kernel
+ * computes its index in vectors and takes it modulo a vector constant. The PTX rules once rewrote that
+ * MOD forever ("graph_rewrite did not converge": the division guard wrapped the divisor, the split of
+ * vector ALU into lanes turned the guard into a VECTORIZE the guard did not recognize, and so on);
+ * the same for integer division / modulo of loaded vectors. Each renders for PTX (assembled by ptxas
+ * for sm_80), C and LLVM IR; test_tensor_shape checks their values on every device. */
+static void test_tensor_api_merged_cat(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  assert_non_null(ctx);
+  float d[64];
+  for (int i = 0; i < 64; i++) d[i] = (float)i;
+  tkc_tensor *w = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){4, 4}, d);
+  tkc_tensor *w3 = tkc_tensor_new(ctx, TKC_FLOAT32, 3, (const int64_t[]){2, 3, 4}, d);
+  tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){4, 8}, d);
+  tkc_tensor *ia = tkc_cast(tkc_mul(tkc_rand(ctx, TKC_FLOAT32, 2, (const int64_t[]){64, 64}, 1), tkc_scalar(ctx, TKC_FLOAT32, 50)), TKC_INT32);
+  tkc_tensor *ib = tkc_cast(tkc_mul(tkc_rand(ctx, TKC_FLOAT32, 2, (const int64_t[]){64, 64}, 2), tkc_scalar(ctx, TKC_FLOAT32, 5)), TKC_INT32);
+  assert_true(w && w3 && x && ia && ib && !tkc_realize(w) && !tkc_realize(w3) && !tkc_realize(x) && !tkc_realize(ia) && !tkc_realize(ib));
+  tkc_tensor *two = tkc_scalar(ctx, TKC_FLOAT32, 2);
+  const int64_t n32[1] = {32}, n48[1] = {48};
+  struct { const char *n; tkc_tensor *t; } cases[] = {
+      {"reshape(cat(w, w, -1)) * 2", tkc_mul(tkc_reshape(tkc_cat(2, (tkc_tensor *[]){w, w}, -1), 1, n32), two)},
+      {"reshape(cat(w, w, 0)) * 2", tkc_mul(tkc_reshape(tkc_cat(2, (tkc_tensor *[]){w, w}, 0), 1, n32), two)},
+      {"reshape(cat(w, w, w, 1)) * 2", tkc_mul(tkc_reshape(tkc_cat(3, (tkc_tensor *[]){w, w, w}, 1), 1, n48), two)},
+      {"reshape(cat(w3, w3, 2)) * 2", tkc_mul(tkc_reshape(tkc_cat(2, (tkc_tensor *[]){w3, w3}, 2), 2, (const int64_t[]){2, 24}), two)},
+      {"rotate_half", tkc_mul(tkc_reshape(tkc_cat(2, (tkc_tensor *[]){tkc_neg(tkc_shrink(x, (const int64_t[]){0, 4, 4, 8})), tkc_shrink(x, (const int64_t[]){0, 4, 0, 4})}, -1), 1, n32), two)},
+      {"reshape(expand(arange(8))) * 2", tkc_mul(tkc_reshape(tkc_expand(tkc_reshape(tkc_arange(ctx, TKC_FLOAT32, 0, 8, 1), 2, (const int64_t[]){1, 8}), 2, (const int64_t[]){4, 8}), 1, n32), two)},
+      {"reshape(arange(32) as (4,8)) * 2", tkc_mul(tkc_reshape(tkc_reshape(tkc_arange(ctx, TKC_FLOAT32, 0, 32, 1), 2, (const int64_t[]){4, 8}), 1, n32), two)},
+      {"reshape(pad(w)) * 2", tkc_mul(tkc_reshape(tkc_pad(w, (const int64_t[]){0, 0, 1, 3}, 0), 1, n32), two)},
+      {"int a % b", tkc_mod(ia, ib)},
+      {"int a / b", tkc_idiv(ia, ib)},
+      {"int a % 3", tkc_mod(ia, tkc_scalar(ctx, TKC_INT32, 3))},
+      {"int a / -1", tkc_idiv(ia, tkc_scalar(ctx, TKC_INT32, -1))},
+  };
+  static const char *const renderers[] = {"PTX", "C", "LLVM"};
+  for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+    assert_non_null(cases[i].t);
+    for (size_t r = 0; r < sizeof renderers / sizeof *renderers; r++) {
+      char *src = tkc_kernels_source(cases[i].t, renderers[r]);
+      if (!src) fail_msg("%s for %s: %s", cases[i].n, renderers[r], tkc_last_error());
+      if (!r && have_ptxas()) {
+        char *log = NULL;
+        int rc = ptxas_run(src, "sm_80", &log);
+        if (rc) printf("%s\n%s\n", src, log ? log : "");
+        free(log);
+        if (rc) fail_msg("%s: ptxas -arch=sm_80 rejects it", cases[i].n);
+      }
+      tkc_free(src);
+    }
+  }
+  tkc_ctx_free(ctx);
+}
+
 static void test_tensor_api_kernels(void **state) {
   (void)state;
   if (!have_ptxas()) return;
@@ -874,7 +927,7 @@ static void test_cuda_unavailable(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_suite_sm80),          cmocka_unit_test(test_suite_sm90),       cmocka_unit_test(test_suite_sm75),
-      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_mma_fused_casts), cmocka_unit_test(test_tensor_api_mma_large), cmocka_unit_test(test_tensor_api_vector_access),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
+      cmocka_unit_test(test_tensor_api_kernels), cmocka_unit_test(test_tensor_api_shared_sum), cmocka_unit_test(test_tensor_api_mma), cmocka_unit_test(test_tensor_api_mma_fused_casts), cmocka_unit_test(test_tensor_api_mma_large), cmocka_unit_test(test_tensor_api_vector_access), cmocka_unit_test(test_tensor_api_merged_cat),  cmocka_unit_test(test_ptxas_rejects_bad_ptx), cmocka_unit_test(test_golden_header_params_loop),
       cmocka_unit_test(test_golden_vector_load),  cmocka_unit_test(test_golden_gated_load), cmocka_unit_test(test_golden_shared_barrier),
       cmocka_unit_test(test_golden_wmma),         cmocka_unit_test(test_golden_rewrites),  cmocka_unit_test(test_renderer_refuses),
       cmocka_unit_test(test_renderer_bad_args),   cmocka_unit_test(test_cuda_unavailable),

@@ -326,6 +326,82 @@ static void test_cat_stack(void **state) {
   TR_END();
 }
 
+/* h * 2 (the elementwise op after the merge) */
+static void ref_double(href *h) {
+  for (int64_t k = 0; k < h->n; k++) h->v[k] = tr_from_double(h->dt, 2 * tr_to_double(h->dt, h->v[k]));
+}
+
+/* A cat (or an arange, a pad) whose axes a reshape merges, then an elementwise op: one kernel whose
+ * vectorized index math divides by vector constants (RoPE's rotate_half is one). PTX lowering of
+ * these kept rewriting forever (its integer-division guard and its no-vector-ALU split undid each
+ * other); here the values on every device. test_ptx renders them for PTX, C and LLVM. */
+static void test_cat_merged_by_reshape(void **state) {
+  (void)state;
+  tr_begin();
+  FOR_EACH_DEVICE(dev, ctx) {
+    static const tkc_dtype dts[] = {TKC_FLOAT32, TKC_INT32};
+    for (size_t di = 0; di < sizeof dts / sizeof *dts; di++) {
+      tkc_dtype dt = dts[di];
+      char what[160];
+      href h[3], w, r;
+      tkc_tensor *t[3], *two = tkc_scalar(ctx, dt, 2);
+      /* two (4,4) pieces along -1 and along 0, three along 1, then the whole merged */
+      for (int i = 0; i < 3; i++) t[i] = tr_make(ctx, dt, TR_SHAPE(4, 4), TR_DOM_ANY, NULL, &h[i]);
+      static const struct { int n, axis; int64_t len; } c2[] = {{2, -1, 32}, {2, 0, 32}, {3, 1, 48}};
+      for (size_t c = 0; c < sizeof c2 / sizeof *c2; c++) {
+        w = ref_cat(c2[c].n, h, c2[c].axis);
+        r = tr_reshape(&w, 1, &c2[c].len);
+        ref_double(&r);
+        snprintf(what, sizeof what, "%s: reshape(cat of %d (4,4) along %d, (%lld)) * 2 (%s)", dev, c2[c].n, c2[c].axis, (long long)c2[c].len, tr_dn(dt));
+        CHECK(tkc_mul(tkc_reshape(tkc_cat(c2[c].n, t, c2[c].axis), 1, &c2[c].len), two), &r, what);
+        tr_free(&w), tr_free(&r);
+      }
+      /* (2,3,4) ++ (2,3,4) along 2 -> (2,3,8) -> (2,24) */
+      href g[2];
+      tkc_tensor *u[2];
+      for (int i = 0; i < 2; i++) u[i] = tr_make(ctx, dt, TR_SHAPE(2, 3, 4), TR_DOM_ANY, NULL, &g[i]);
+      w = ref_cat(2, g, 2);
+      r = tr_reshape(&w, TR_SHAPE(2, 24));
+      ref_double(&r);
+      snprintf(what, sizeof what, "%s: reshape(cat of (2,3,4) along 2, (2,24)) * 2 (%s)", dev, tr_dn(dt));
+      CHECK(tkc_mul(tkc_reshape(tkc_cat(2, u, 2), TR_SHAPE(2, 24)), two), &r, what);
+      tr_free(&w), tr_free(&r), tr_free(&g[0]), tr_free(&g[1]);
+      /* rotate_half of (4,8): cat(-x[:, 4:], x[:, :4], -1), merged to (32), times 2 */
+      href x, halves[2];
+      tkc_tensor *xt = tr_make(ctx, dt, TR_SHAPE(4, 8), TR_DOM_ANY, NULL, &x);
+      halves[0] = tr_new(dt, TR_SHAPE(4, 4)), halves[1] = tr_new(dt, TR_SHAPE(4, 4));
+      for (int64_t i = 0; i < 4; i++)
+        for (int64_t j = 0; j < 4; j++) {
+          halves[0].v[i * 4 + j] = tr_from_double(dt, -tr_to_double(dt, x.v[i * 8 + 4 + j]));
+          halves[1].v[i * 4 + j] = x.v[i * 8 + j];
+        }
+      w = ref_cat(2, halves, -1);
+      r = tr_reshape(&w, TR_SHAPE(32));
+      ref_double(&r);
+      tkc_tensor *rot = tkc_cat(2, (tkc_tensor *[]){tkc_neg(tkc_shrink(xt, (const int64_t[]){0, 4, 4, 8})), tkc_shrink(xt, (const int64_t[]){0, 4, 0, 4})}, -1);
+      snprintf(what, sizeof what, "%s: reshape(rotate_half of (4,8), (32)) * 2 (%s)", dev, tr_dn(dt));
+      CHECK(tkc_mul(tkc_reshape(rot, TR_SHAPE(32)), two), &r, what);
+      tr_free(&w), tr_free(&r), tr_free(&x), tr_free(&halves[0]), tr_free(&halves[1]);
+      /* an arange (8) expanded to (4,8) and merged: (k % 8) * 2; a (4,4) padded to (4,8) and merged */
+      r = tr_new(dt, TR_SHAPE(32));
+      for (int64_t k = 0; k < 32; k++) r.v[k] = tr_from_double(dt, (double)(k % 8) * 2);
+      tkc_tensor *ar = tkc_expand(tkc_reshape(tkc_arange(ctx, dt, 0, 8, 1), TR_SHAPE(1, 8)), TR_SHAPE(4, 8));
+      snprintf(what, sizeof what, "%s: reshape(arange(8) expanded to (4,8), (32)) * 2 (%s)", dev, tr_dn(dt));
+      CHECK(tkc_mul(tkc_reshape(ar, TR_SHAPE(32)), two), &r, what);
+      tr_free(&r);
+      static const int64_t pads[4] = {0, 0, 1, 3};
+      w = tr_pad(&h[0], pads, 0);
+      r = tr_reshape(&w, TR_SHAPE(32));
+      ref_double(&r);
+      snprintf(what, sizeof what, "%s: reshape(pad of (4,4) to (4,8), (32)) * 2 (%s)", dev, tr_dn(dt));
+      CHECK(tkc_mul(tkc_reshape(tkc_pad(t[0], pads, 0), TR_SHAPE(32)), two), &r, what);
+      tr_free(&w), tr_free(&r);
+      for (int i = 0; i < 3; i++) tr_free(&h[i]);
+    }
+  }
+  TR_END();
+}
+
 static void test_split_chunk(void **state) {
   (void)state;
   tr_begin();
@@ -1020,7 +1096,7 @@ static void test_matches_interp(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_cat_stack), cmocka_unit_test(test_split_chunk), cmocka_unit_test(test_reshapes),
+      cmocka_unit_test(test_cat_stack), cmocka_unit_test(test_cat_merged_by_reshape), cmocka_unit_test(test_split_chunk), cmocka_unit_test(test_reshapes),
       cmocka_unit_test(test_item),      cmocka_unit_test(test_gather_index_select), cmocka_unit_test(test_scatter),
       cmocka_unit_test(test_argmax),    cmocka_unit_test(test_sort_topk), cmocka_unit_test(test_matches_interp),
   };

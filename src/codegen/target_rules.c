@@ -49,6 +49,11 @@ static bool is_const_int(const tkc_uop *u, int64_t v) {
 
 /* ---------------------------------------------------------------- integer IDIV / MOD */
 
+/* u is a VECTORIZE of its lanes, one scalar source per lane */
+static bool lanes_of_vectorize(const tkc_uop *u) {
+  return u->op == TKC_OP_VECTORIZE && !u->dtype.space && u->dtype.count > 1 && u->nsrc == u->dtype.count;
+}
+
 bool tkc_divisor_nonzero(const tkc_uop *d) {
   if (!d || d->dtype.space || d->dtype.count > 1 || !tkc_dt_is_int(d->dtype)) return false;
   if (d->op == TKC_OP_CONST && d->arg.kind == TKC_ARG_INT) return d->arg.v.i != 0;
@@ -68,6 +73,14 @@ static bool guards_minus1(const tkc_uop *x, bool minus1) { return minus1 && !tkc
 
 bool tkc_divisor_guarded(const tkc_uop *d, bool minus1) {
   if (!d) return false;
+  /* a vector lane by lane: a VECTORIZE of constants, and what SCALAR_ALU makes of the guard below
+   * (a VECTORIZE of its per-lane WHEREs) must count as guarded, or guard and scalarize take turns
+   * rewriting the same IDIV/MOD forever (the shift and float -> int guards likewise) */
+  if (lanes_of_vectorize(d)) {
+    for (int i = 0; i < d->nsrc; i++)
+      if (d->src[i]->dtype.count != 1 || !tkc_divisor_guarded(d->src[i], minus1)) return false;
+    return true;
+  }
   if (minus1 ? tkc_divisor_safe(d) : tkc_divisor_nonzero(d)) return true;
   if (d->op != TKC_OP_WHERE || d->nsrc != 3 || !is_const_int(d->src[2], 1)) return false;
   const tkc_uop *c = d->src[0], *x = d->src[1];
@@ -147,6 +160,11 @@ static bool const_in(const tkc_uop *u, int64_t lo, int64_t hi) {
 
 bool tkc_shift_count_safe(const tkc_uop *cnt, int bits) {
   if (!cnt || cnt->dtype.space) return false;
+  if (lanes_of_vectorize(cnt)) { /* lane by lane: the guard's mask split into lanes by SCALAR_ALU too */
+    for (int i = 0; i < cnt->nsrc; i++)
+      if (cnt->src[i]->dtype.count != 1 || !tkc_shift_count_safe(cnt->src[i], bits)) return false;
+    return true;
+  }
   if (cnt->dtype.scalar == TKC_BOOL || const_in(cnt, 0, bits)) return true;
   if (cnt->dtype.count == 1 && cnt->dtype.scalar != TKC_UINT64 && cnt->vmin >= 0 && cnt->vmax < bits) return true;
   return cnt->op == TKC_OP_AND && cnt->nsrc == 2 && const_in(cnt->src[1], 0, bits); /* what the guard builds */
@@ -176,6 +194,11 @@ static tkc_uop *guard_shift(tkc_graph *g, const tkc_match *m, void *ctx) {
 
 /* x is the clamped operand guard_ftoi builds: WHERE(v < hi, WHERE(v < lo, lo, v), 0) */
 bool tkc_ftoi_clamped(const tkc_uop *x) {
+  if (lanes_of_vectorize(x)) { /* lane by lane: the clamp split into lanes by SCALAR_ALU */
+    for (int i = 0; i < x->nsrc; i++)
+      if (x->src[i]->dtype.count != 1 || !tkc_ftoi_clamped(x->src[i])) return false;
+    return true;
+  }
   if (x->op != TKC_OP_WHERE || x->nsrc != 3 || x->src[2]->op == TKC_OP_WHERE) return false;
   const tkc_uop *in = x->src[1], *c = x->src[0];
   return c->op == TKC_OP_CMPLT && in->op == TKC_OP_WHERE && in->nsrc == 3 && in->src[2] == c->src[0] && in->src[0]->op == TKC_OP_CMPLT &&

@@ -66,13 +66,16 @@ TKC_HIDDEN bool tkc_divisor_nonzero(const tkc_uop *d);
 /* ... and, for a signed dtype, never -1 either: x / d and x % d need no guard on any target. */
 TKC_HIDDEN bool tkc_divisor_safe(const tkc_uop *d);
 /* d may divide as is: safe (minus1: tkc_divisor_safe, else tkc_divisor_nonzero), or the divisor the
- * guard rules build, WHERE(d != 0 [& d != -1], d, 1). A renderer that prints IDIV/MOD checks this
- * and refuses otherwise (the kernel did not go through its target rules). */
+ * guard rules build, WHERE(d != 0 [& d != -1], d, 1); a VECTORIZE when each of its lanes is one of
+ * those (vector constants, the guard split into lanes by SCALAR_ALU). A renderer that prints
+ * IDIV/MOD checks this and refuses otherwise (the kernel did not go through its target rules). */
 TKC_HIDDEN bool tkc_divisor_guarded(const tkc_uop *d, bool minus1);
 /* Every lane of shift count cnt is in [0, bits): a bool, constants, a scalar by its range (not
- * uint64), or the masked count the GUARD_SHIFT rule builds (AND with a constant in range). */
+ * uint64), or the masked count the GUARD_SHIFT rule builds (AND with a constant in range); a
+ * VECTORIZE when each of its lanes is one of those. */
 TKC_HIDDEN bool tkc_shift_count_safe(const tkc_uop *cnt, int bits);
-/* x is the operand GUARD_FTOI clamps into range before a float -> int CAST. */
+/* x is the operand GUARD_FTOI clamps into range before a float -> int CAST (or a VECTORIZE of such
+ * lanes: the clamp split by SCALAR_ALU). */
 TKC_HIDDEN bool tkc_ftoi_clamped(const tkc_uop *x);
 
 #endif
