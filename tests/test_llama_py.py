@@ -87,9 +87,22 @@ def random_k_blocks(rng, qt, shape):
     return raw.reshape(rows, cols // block * nbytes)
 
 
-def write_model(path, hp, qt, rng, tied=False, drop=None):
+def small_vocab(n_vocab):
+    """a SentencePiece ("llama") vocabulary of n_vocab tokens: <unk> <s> </s>, the 256 byte tokens, the
+    space mark and letters, then pieces of "hello world" (higher scores merge first)"""
+    sp = "\u2581"
+    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + [sp] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
+    pieces = [sp + "h", "he", "ll", "lo", sp + "w", "or", "ld", "el", sp + "he", "llo", sp + "wor", "hel", "ell"]
+    tokens += pieces + ["%s%d" % (sp, i) for i in range(n_vocab - len(tokens) - len(pieces))]
+    scores = [0.0] * 259 + [-100.0 - i for i in range(27)] + [-float(i) for i in range(n_vocab - 286)]
+    types = [2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259)
+    return tokens[:n_vocab], scores[:n_vocab], types[:n_vocab]
+
+
+def write_model(path, hp, qt, rng, tied=False, drop=None, vocab=False):
     """writes a llama GGUF whose 2-D weights are of type qt (norms stay F32, as llama.cpp writes them),
-    without the tensor named drop; returns the weights as the file holds them, dequantized to float32"""
+    without the tensor named drop (and with small_vocab's vocabulary when vocab); returns the weights
+    as the file holds them, dequantized to float32"""
     w = random_weights(rng, hp)
     if tied:
         del w["output.weight"]
@@ -105,6 +118,13 @@ def write_model(path, hp, qt, rng, tied=False, drop=None):
     writer.add_rope_freq_base(hp["rope_base"])
     writer.add_layer_norm_rms_eps(hp["eps"])
     writer.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
+    if vocab:
+        tokens, scores, types = small_vocab(hp["n_vocab"])
+        writer.add_tokenizer_model("llama")
+        writer.add_token_list(tokens)
+        writer.add_token_scores(scores)
+        writer.add_token_types(types)
+        writer.add_bos_token_id(1)
     held = {}
     for name, a in w.items():
         if a.ndim == 1 or qt == Q.F32:
@@ -210,15 +230,18 @@ def compare(what, prefill, fed, steps, W, hp):
     return ok, max(err_p, err_d)
 
 
-def run_example(program, path, *args):
-    """the ids examples/llama.c prints after "generated:" (None when it fails)"""
-    cmd = [program, path, "--tokens", ",".join(map(str, PROMPT)), "--n", str(N_DECODE)] + list(args)
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+def run_example(program, path, *args, prompt=None, out=None):
+    """the ids examples/llama.c prints after "generated:" (None when it fails); out gets every line"""
+    first = ["--prompt", prompt] if prompt is not None else ["--tokens", ",".join(map(str, PROMPT))]
+    cmd = [program, path] + first + ["--n", str(N_DECODE)] + list(args)
+    r = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=600)  # (random text)
     if not check(r.returncode == 0, "%s exited %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip())):
         return None
     print(r.stdout.strip())
+    if out is not None:
+        out.extend(r.stdout.splitlines())
     line = next((l for l in r.stdout.splitlines() if l.startswith("generated:")), "generated:")
-    return [int(t) for t in line.split(":")[1].split()]
+    return [int(t) for t in line.split(":")[1].split() if t.lstrip("-").isdigit()]
 
 
 def example_main(program):
@@ -236,6 +259,18 @@ def example_main(program):
             check(all(len(x) == N_DECODE and all(0 <= t < SMALL["n_vocab"] for t in x) for x in sampled), "sampled ids outside the vocabulary")
             check(sampled[0] == sampled[1], "seed 5 sampled %s, then %s" % (sampled[0], sampled[1]))
             check(sampled[0] != sampled[2], "seeds 5 and 6 sampled the same %s" % sampled[0])
+        # a text prompt, encoded with the file's vocabulary: the same generation as its ids given
+        # as --tokens, and the generated text printed
+        path = os.path.join(tmp, "llama-vocab.gguf")
+        write_model(path, SMALL, Q.F32, rng, vocab=True)
+        lines = []
+        got = run_example(program, path, prompt="hello world", out=lines)
+        pl = next((l for l in lines if l.startswith("prompt:")), "prompt:")
+        ids = [int(t) for t in pl.split(":")[1].split()]
+        if check(got is not None and 2 <= len(ids) <= 13 and ids[0] == 1, "--prompt: prompt ids %s" % ids):
+            again = run_example(program, path, "--tokens", ",".join(map(str, ids)))
+            check(again == got, "--prompt generated %s, the same ids as --tokens %s" % (got, again))
+            check(any(l.startswith("text: ") for l in lines), "--prompt: no generated text printed")
     print("llama example: %d failures" % failures)
     return 1 if failures else 0
 
