@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "tkc.h"
 #include "tkc/io.h"
+#include "byte_buf.h"
 
 static char tmpdir[64];
 static tkc_ctx *ctx;
@@ -28,31 +29,6 @@ static int have_jansson; /* safetensors is built (TKC_WITH_JANSSON and jansson f
   } while (0)
 
 /* ---------------------------------------------------------------- byte builders */
-
-typedef struct {
-  uint8_t *p;
-  size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *d, size_t k) {
-  if (b->n + k > b->cap) {
-    b->cap = (b->n + k) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  if (k) memcpy(b->p + b->n, d, k);
-  b->n += k;
-}
-static void put_u8(buf *b, uint8_t v) { put(b, &v, 1); }
-static void put_u32(buf *b, uint32_t v) { put(b, &v, 4); }
-static void put_u64(buf *b, uint64_t v) { put(b, &v, 8); }
-static void put_str(buf *b, const char *s) {
-  put_u64(b, strlen(s));
-  put(b, s, strlen(s));
-}
-static void pad_to(buf *b, size_t align) {
-  while (b->n % align) put_u8(b, 0);
-}
 
 static const char *write_file(const char *name, const void *d, size_t n) {
   static char path[4][256];

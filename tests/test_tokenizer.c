@@ -13,31 +13,12 @@
 #include <string.h>
 #include "tkc.h"
 #include "tkc/io.h"
+#include "byte_buf.h"
 
 static tkc_ctx *ctx;
 
 /* ---------------------------------------------------------------- GGUF bytes (as tests/test_io.c) */
 
-typedef struct {
-  uint8_t *p;
-  size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *d, size_t k) {
-  if (b->n + k > b->cap) {
-    b->cap = (b->n + k) * 2 + 64;
-    b->p = realloc(b->p, b->cap);
-    assert_non_null(b->p);
-  }
-  if (k) memcpy(b->p + b->n, d, k);
-  b->n += k;
-}
-static void put_u32(buf *b, uint32_t v) { put(b, &v, 4); }
-static void put_u64(buf *b, uint64_t v) { put(b, &v, 8); }
-static void put_str(buf *b, const char *s) {
-  put_u64(b, strlen(s));
-  put(b, s, strlen(s));
-}
 static void kv_head(buf *b, const char *key, uint32_t type) {
   put_str(b, key);
   put_u32(b, type);

@@ -362,28 +362,14 @@ fail:
 tkc_tensor *io_gguf_dequantize(const io_entry *e) { return tkc_quant_dequantize(e->t, e->ggml_type, e->ndim, e->shape); }
 
 tkc_state *tkc_gguf_load_bytes(tkc_ctx *ctx, const void *data, size_t n) {
-  if (!ctx || !data) {
-    (void)tkc_err(TKC_EINVAL, "tkc_gguf_load_bytes: NULL %s", ctx ? "data" : "ctx");
-    return NULL;
-  }
-  if (!n) {
+  if (ctx && data && !n) {
     (void)tkc_err(TKC_EINVAL, "GGUF bytes: empty");
     return NULL;
   }
-  return parse(ctx, data, n, "GGUF bytes");
+  return io_load_bytes(ctx, data, n, "tkc_gguf_load_bytes", "GGUF bytes", parse);
 }
 
-tkc_state *tkc_gguf_load(tkc_ctx *ctx, const char *path) {
-  if (!ctx || !path) {
-    (void)tkc_err(TKC_EINVAL, "tkc_gguf_load: NULL %s", ctx ? "path" : "ctx");
-    return NULL;
-  }
-  io_file f;
-  if (io_file_map(path, &f) != TKC_OK) return NULL;
-  tkc_state *st = parse(ctx, f.p, f.n, path);
-  io_file_unmap(&f);
-  return st;
-}
+tkc_state *tkc_gguf_load(tkc_ctx *ctx, const char *path) { return io_load_file(ctx, path, "tkc_gguf_load", parse); }
 
 /* ---------------------------------------------------------------- metadata getters */
 

@@ -67,6 +67,12 @@ typedef struct {
 tkc_status io_file_map(const char *path, io_file *f);
 void io_file_unmap(io_file *f);
 
+/* a format's parser: the state of the n bytes at p (what names them in errors), NULL + error */
+typedef tkc_state *(*io_parser)(tkc_ctx *ctx, const uint8_t *p, size_t n, const char *what);
+/* fn (the public call, for its errors) over the file at path, mapped for the parse, or over n bytes */
+tkc_state *io_load_file(tkc_ctx *ctx, const char *path, const char *fn, io_parser parse);
+tkc_state *io_load_bytes(tkc_ctx *ctx, const void *data, size_t n, const char *fn, const char *what, io_parser parse);
+
 /* index: 0 added, 1 key was there (*found = its index), TKC_ENOMEM as -1 */
 int io_index_add(io_index *x, const char *key, int i, int *found);
 /* the index of key, -1 when absent */

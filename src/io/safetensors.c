@@ -192,24 +192,10 @@ fail:
 }
 
 tkc_state *tkc_safetensors_load_bytes(tkc_ctx *ctx, const void *data, size_t n) {
-  if (!ctx || !data) {
-    (void)tkc_err(TKC_EINVAL, "tkc_safetensors_load_bytes: NULL %s", ctx ? "data" : "ctx");
-    return NULL;
-  }
-  return parse(ctx, data, n, "safetensors bytes");
+  return io_load_bytes(ctx, data, n, "tkc_safetensors_load_bytes", "safetensors bytes", parse);
 }
 
-tkc_state *tkc_safetensors_load(tkc_ctx *ctx, const char *path) {
-  if (!ctx || !path) {
-    (void)tkc_err(TKC_EINVAL, "tkc_safetensors_load: NULL %s", ctx ? "path" : "ctx");
-    return NULL;
-  }
-  io_file f;
-  if (io_file_map(path, &f) != TKC_OK) return NULL;
-  tkc_state *st = parse(ctx, f.p, f.n, path);
-  io_file_unmap(&f);
-  return st;
-}
+tkc_state *tkc_safetensors_load(tkc_ctx *ctx, const char *path) { return io_load_file(ctx, path, "tkc_safetensors_load", parse); }
 
 /* ---------------------------------------------------------------- writing */
 

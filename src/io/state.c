@@ -43,6 +43,26 @@ void io_file_unmap(io_file *f) {
   memset(f, 0, sizeof *f);
 }
 
+tkc_state *io_load_file(tkc_ctx *ctx, const char *path, const char *fn, io_parser parse) {
+  if (!ctx || !path) {
+    (void)tkc_err(TKC_EINVAL, "%s: NULL %s", fn, ctx ? "path" : "ctx");
+    return NULL;
+  }
+  io_file f;
+  if (io_file_map(path, &f) != TKC_OK) return NULL;
+  tkc_state *st = parse(ctx, f.p, f.n, path);
+  io_file_unmap(&f);
+  return st;
+}
+
+tkc_state *io_load_bytes(tkc_ctx *ctx, const void *data, size_t n, const char *fn, const char *what, io_parser parse) {
+  if (!ctx || !data) {
+    (void)tkc_err(TKC_EINVAL, "%s: NULL %s", fn, ctx ? "data" : "ctx");
+    return NULL;
+  }
+  return parse(ctx, data, n, what);
+}
+
 /* ---------------------------------------------------------------- name index */
 
 static uint64_t hash_str(const char *k) { /* FNV-1a */

@@ -10,30 +10,10 @@
 #include <string.h>
 #include "tkc.h"
 #include "tkc/io.h"
+#include "../byte_buf.h"
 
 /* ---------------------------------------------------------------- a vocabulary as GGUF bytes */
 
-typedef struct {
-  uint8_t *p;
-  size_t n, cap;
-} buf;
-
-static void put(buf *b, const void *d, size_t k) {
-  if (b->n + k > b->cap) {
-    b->cap = (b->n + k) * 2 + 64;
-    uint8_t *p = realloc(b->p, b->cap);
-    if (!p) abort(); /* the harness, not the library */
-    b->p = p;
-  }
-  memcpy(b->p + b->n, d, k);
-  b->n += k;
-}
-static void put_u32(buf *b, uint32_t v) { put(b, &v, 4); }
-static void put_u64(buf *b, uint64_t v) { put(b, &v, 8); }
-static void put_str(buf *b, const char *s) {
-  put_u64(b, strlen(s));
-  put(b, s, strlen(s));
-}
 static void put_str_array(buf *b, const char *key, const char *const *s, int n) {
   put_str(b, key), put_u32(b, TKC_GGUF_ARRAY), put_u32(b, TKC_GGUF_STRING), put_u64(b, (uint64_t)n);
   for (int i = 0; i < n; i++) put_str(b, s[i]);

@@ -14,6 +14,7 @@ import ctypes
 
 from . import dtypes
 from ._lib import check, check_ptr, lib
+from ._owned import Owned
 from .context import default_context
 
 _P, _S, _I, _I64, _D = ctypes.c_void_p, ctypes.c_char_p, ctypes.c_int, ctypes.c_int64, ctypes.c_double
@@ -41,7 +42,7 @@ _GGUF_CTYPES = {0: ctypes.c_uint8, 1: ctypes.c_int8, 2: ctypes.c_uint16, 3: ctyp
 _FLOAT, _BOOL, _STRING, _ARRAY = (6, 12), 7, 8, 9
 
 
-class State:
+class State(Owned):
     """The named tensors of a model file (a read-only mapping name -> Tensor; each lookup is a new
     handle) and, for GGUF, its metadata (a dict)."""
 
@@ -122,18 +123,6 @@ class State:
             _C["tkc_state_free"](self._s)
         self._s = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
-
     def __repr__(self):
         return "<tkc.io.State %d tensors, %d metadata>" % (len(self.names), len(self.metadata))
 
@@ -177,7 +166,7 @@ for _name, _res, _args in [
     _C[_name] = _f
 
 
-class Tokenizer:
+class Tokenizer(Owned):
     """The text tokenizer of a GGUF file's vocabulary (SentencePiece "llama" or byte-level BPE "gpt2";
     see tkc/io.h). It copies what it needs: the state may be closed afterwards.
 
@@ -245,14 +234,3 @@ class Tokenizer:
             _C["tkc_tokenizer_free"](self._t)
         self._t = None
 
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass

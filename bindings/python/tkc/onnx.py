@@ -15,10 +15,11 @@ import numpy as np
 
 from . import dtypes
 from ._lib import check, check_ptr, lib
+from ._owned import Owned
 from .context import Context, default_context
 
 
-class Model:
+class Model(Owned):
     """A loaded ONNX model; callable. close() frees it (the tensors it returned stay)."""
 
     def __init__(self, ptr, ctx, jit=None):
@@ -108,18 +109,6 @@ class Model:
         if self._m and not self._ctx.closed:
             lib.tkc_onnx_free(self._m)
             self._m = None
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc):
-        self.close()
-
-    def __del__(self):
-        try:
-            self.close()
-        except Exception:  # interpreter shutdown
-            pass
 
     def __repr__(self):
         return "<tkc.onnx.Model inputs=%s outputs=%s device=%s>" % (self.input_names, self.output_names, self._ctx.device)
