@@ -42,14 +42,21 @@ function(tkc_io_tests)
     message(STATUS "tkc: no python3: test_io_py is not registered")
     return()
   endif()
+  include(${PROJECT_SOURCE_DIR}/cmake/py_sanitize.cmake)
+  tkc_python_sanitizer_env(san) # (an ASan-built libtkc loads into python3 only after its runtime)
+  if("${san}" STREQUAL "NOTFOUND")
+    message(STATUS "tkc: no ASan runtime to preload into python3: test_io_py and test_tokenizer_py are not registered")
+    return()
+  endif()
+  set(env TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR} NODEVICE_SELECT=1 ${san})
   add_test(NAME test_io_py COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_io_py.py $<TARGET_FILE:tkc>)
   set_tests_properties(test_io_py PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-                       ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR};NODEVICE_SELECT=1")
+                       ENVIRONMENT "${env}")
   # test_tokenizer_py (tests/test_tokenizer_py.py): vocabularies written by gguf.GGUFWriter, tkc's token
   # ids against a pure-Python reference of the same algorithms; exit 77 (skipped) without gguf
   add_test(NAME test_tokenizer_py COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/test_tokenizer_py.py $<TARGET_FILE:tkc>)
   set_tests_properties(test_tokenizer_py PROPERTIES SKIP_RETURN_CODE 77 TIMEOUT 600
-                       ENVIRONMENT "TKC_CACHE_DIR=${TKC_TEST_CACHE_DIR};NODEVICE_SELECT=1")
+                       ENVIRONMENT "${env}")
 endfunction()
 
 # fuzz_safetensors_libfuzzer / fuzz_gguf_libfuzzer / fuzz_tokenizer_libfuzzer:
