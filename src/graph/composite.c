@@ -27,6 +27,10 @@ static tkc_tensor *mul_sum(tkc_tensor *a, tkc_tensor *b, int naxes, const int *a
   return r;
 }
 
+/* The width W of the host matmul kernels' register tile in float32 lanes (two vectors: 32 with
+ * AVX-512, 16 with AVX2), which the panel copies below match; 0 on a device that is not the host */
+static int64_t host_tile_width(const tkc_ctx *ctx) { return ctx->dev->impl->host_memory ? 2 * (int64_t)tkc_host_simd_bytes() / 4 : 0; }
+
 /* b (K, N) read from its copy in panels (N/W, K, W): a (K, N) view of the copy */
 static tkc_tensor *panels_of(tkc_tensor *b, int64_t k, int64_t n, int64_t w) {
   int64_t panels[3] = {k, n / w, w}, back[2] = {k, n};
@@ -93,9 +97,9 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
    * speed; packed, 2x faster, as BLAS packs it). Only where the copy pays (M >= 512 rows reuse it)
    * and the panel would alias: row length a multiple of 4 KB, or b far larger than the L2 (at 512
    * it measured neutral, at 1024 1.2x). */
-  int64_t w = 2 * (int64_t)tkc_host_simd_bytes() / 4, bm = m;
+  int64_t w = host_tile_width(a->ctx), bm = m;
   for (int i = 0; i < nb; i++) bm *= xs[i];
-  bool host2d = a->ctx->dev->impl->host_memory && y->dtype == TKC_FLOAT32 && x->dtype == TKC_FLOAT32 && y->ndim == 2;
+  bool host2d = w && y->dtype == TKC_FLOAT32 && x->dtype == TKC_FLOAT32 && y->ndim == 2;
   for (int i = 0; i < nb; i++) host2d = host2d && ys[i] == 1;
   bool pack = host2d && bm >= 512 && k >= 256 && n % w == 0 && n > w && ((n * 4) % 4096 == 0 || k * n * 4 >= ((int64_t)8 << 20));
   /* a few columns that the host's vectors do not divide (a 10-class output layer): b's transpose
@@ -188,8 +192,8 @@ static tkc_tensor *conv_weight_order(tkc_tensor *w) {
   const tkc_lazy *wn = w->node;
   int64_t o = wn->shape[0], kk = wn->shape[1] * wn->shape[2] * wn->shape[3], p = o;
   if (o % 8) return NULL;
-  int64_t lanes = 2 * (int64_t)tkc_host_simd_bytes() / 4;
-  if (w->ctx->dev->impl->host_memory && wn->dtype == TKC_FLOAT32 && o % lanes == 0 && o > lanes && ((o * 4) % 1024 == 0 || kk * o * 4 >= ((int64_t)8 << 20)))
+  int64_t lanes = host_tile_width(w->ctx);
+  if (lanes && wn->dtype == TKC_FLOAT32 && o % lanes == 0 && o > lanes && ((o * 4) % 1024 == 0 || kk * o * 4 >= ((int64_t)8 << 20)))
     p = lanes;
   tkc_tensor *t[2] = {0};
   t[0] = tkc_reshape(w, 5, (const int64_t[]){o / p, p, wn->shape[1], wn->shape[2], wn->shape[3]});
@@ -228,8 +232,9 @@ static tkc_tensor *conv_weight_oihw(tkc_tensor *ordered, const int64_t *oihw) {
 tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w) {
   if (tkc_check(w)) return NULL;
   if (w->node->ndim != 4) return tkc_err_null(TKC_ESHAPE, "conv2d_weight_layout: w %s must be OIHW (4-d)", TKC_NODE_SHAPE(w->node));
-  tkc_tensor *ord = conv_weight_order(w), *copy = ord ? tkc_contiguous(ord) : tkc_contiguous(w);
-  tkc_tensor *r = copy && ord ? conv_weight_oihw(copy, w->node->shape) : copy ? tkc_tensor_ref(copy) : NULL;
+  tkc_tensor *ord = conv_weight_order(w); /* NULL: conv2d reads w as it is */
+  if (!ord) return tkc_contiguous(w);
+  tkc_tensor *copy = tkc_contiguous(ord), *r = copy ? conv_weight_oihw(copy, w->node->shape) : NULL;
   tkc_tensor_free(ord);
   tkc_tensor_free(copy);
   return r;
@@ -273,8 +278,8 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
     /* on host devices, with P a multiple of the register tile's width W (two vectors), the columns
      * are copied in panels (N, P/W, K, W), as a matmul's b: the tile then reads W contiguous values per
      * k instead of a row P values away from the last (rows that evict each other in the cache) */
-    int64_t lanes = 2 * (int64_t)tkc_host_simd_bytes() / 4;
-    bool panels = !direct && x->ctx->dev->impl->host_memory && xn->dtype == TKC_FLOAT32 && wn->dtype == TKC_FLOAT32 && pp % lanes == 0 && pp > lanes;
+    int64_t lanes = host_tile_width(x->ctx);
+    bool panels = !direct && lanes && xn->dtype == TKC_FLOAT32 && wn->dtype == TKC_FLOAT32 && pp % lanes == 0 && pp > lanes;
     tkc_tensor *tmp[6] = {0};
     if (panels) { /* (N, C, OH, OW, KH, KW) -> (N, C, P/W, W, KH, KW) -> (N, P/W, C, KH, KW, W) */
       tmp[0] = reshape_to(t[1], 6, (const int64_t[]){nb, c, pp / lanes, lanes, kh, kw});
@@ -298,7 +303,8 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
    * vectors of them): one small copy kernel, none when w is a view of such a buffer already
    * (tkc_conv2d_weight_layout, as the ONNX frontend keeps its conv weights) */
   tkc_tensor *wperm = conv_weight_order(w);
-  tkc_tensor *wl = wperm && tkc_lazy_is_contiguous_view(wperm->node) ? tkc_tensor_ref(wperm) : wperm ? laid_out_source(w, wperm) : NULL;
+  tkc_tensor *wl = NULL;
+  if (wperm) wl = tkc_lazy_is_contiguous_view(wperm->node) ? tkc_tensor_ref(wperm) : laid_out_source(w, wperm);
   if (wperm && !wl) wl = tkc_contiguous(wperm);
   tkc_tensor *wv = wl ? conv_weight_oihw(wl, wn->shape) : NULL;
   bool flat = t[2] && t[2]->node->ndim == 4;
