@@ -6,6 +6,16 @@
 # libFuzzer (-fsanitize=fuzzer,address,undefined): not in ctest, run by `make fuzz`.
 set(TKC_FUZZ_DIR ${PROJECT_SOURCE_DIR}/tests/fuzz)
 
+# NAME_libfuzzer from tests/fuzz/NAME.c on the instrumented library (tkc_fuzz_objs, below): out of
+# `all`, built and run by `make fuzz`; also used by cmake/onnx.cmake and cmake/io.cmake
+function(tkc_libfuzzer_target name)
+  add_executable(${name}_libfuzzer ${TKC_FUZZ_DIR}/${name}.c)
+  target_compile_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
+  target_link_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
+  target_link_libraries(${name}_libfuzzer PRIVATE tkc_fuzz_objs)
+  set_target_properties(${name}_libfuzzer PROPERTIES EXCLUDE_FROM_ALL ON)
+endfunction()
+
 add_executable(fuzz_tensor ${TKC_FUZZ_DIR}/fuzz_tensor.c ${TKC_FUZZ_DIR}/fz_gen.c ${TKC_FUZZ_DIR}/fz_ref.c ${TKC_FUZZ_DIR}/fz_run.c)
 target_link_libraries(fuzz_tensor PRIVATE tkc_static)
 foreach(name fuzz_symbolic fuzz_pattern)
@@ -44,12 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *d, size_t n) { (void)d; (void)n; retur
       target_include_directories(tkc_fuzz_objs PRIVATE ${_tkc_incs})
     endif()
     foreach(name fuzz_symbolic fuzz_pattern)
-      add_executable(${name}_libfuzzer ${TKC_FUZZ_DIR}/${name}.c)
+      tkc_libfuzzer_target(${name})
       target_compile_definitions(${name}_libfuzzer PRIVATE FZ_LIBFUZZER=1)
-      target_compile_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
-      target_link_options(${name}_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
-      target_link_libraries(${name}_libfuzzer PRIVATE tkc_fuzz_objs)
-      set_target_properties(${name}_libfuzzer PROPERTIES EXCLUDE_FROM_ALL ON)
     endforeach()
   endif()
 endif()

@@ -109,11 +109,7 @@ function(tkc_onnx_fuzz)
   if(NOT TKC_HAVE_ONNX OR NOT TARGET tkc_fuzz_objs)
     return()
   endif()
-  add_executable(fuzz_onnx_libfuzzer ${PROJECT_SOURCE_DIR}/tests/fuzz/fuzz_onnx.c)
-  target_compile_options(fuzz_onnx_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer)
-  target_link_options(fuzz_onnx_libfuzzer PRIVATE -fsanitize=fuzzer,address,undefined)
-  target_link_libraries(fuzz_onnx_libfuzzer PRIVATE tkc_fuzz_objs)
-  set_target_properties(fuzz_onnx_libfuzzer PROPERTIES EXCLUDE_FROM_ALL ON)
+  tkc_libfuzzer_target(fuzz_onnx)
 endfunction()
 
 # tkc-run (tools/tkc_run.c): loads, runs and times an ONNX model; installed with the library
