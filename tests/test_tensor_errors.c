@@ -333,6 +333,8 @@ static void test_reduce_movement_errors(void **state) {
     FAIL_WITH(tkc_conv2d(x, w, bias, 0, 0), TKC_EINVAL);
     FAIL_WITH(tkc_conv2d(x, w, bias, -1, 0), TKC_EINVAL);
     FAIL_WITH(tkc_conv2d(x, w, bias, 1, -1), TKC_EINVAL);
+    FAIL_WITH(tkc_conv2d_weight_layout(NULL), TKC_EINVAL);
+    FAIL_WITH(tkc_conv2d_weight_layout(f32(ctx, 3, (const int64_t[]){16, 3, 3})), TKC_ESHAPE); /* not OIHW */
     CTX_OK("conv2d errors");
   }
   TR_END();
