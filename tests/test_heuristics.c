@@ -143,6 +143,30 @@ static void test_matmul_picks(void **state) {
   tr_free(&mm), tr_free(&hmm), tr_free(&a), tr_free(&b), tr_free(&ha), tr_free(&hb);
 }
 
+/* a matvec W x (W row-major, both read along k) whose epilogue multiplies by a vector read along the
+ * outputs (a SwiGLU's up projection times the gate): the epilogue's load does not make it matmul-like;
+ * on hosts the reduce is grouped along k (contiguous rows of W), never the outputs upcast (which makes
+ * every lane read another row of W) */
+static void test_matvec_with_epilogue_picks(void **state) {
+  (void)state;
+  href w, x, e;
+  tkc_tensor *tw = input(TKC_FLOAT32, 64, 64, &w), *tx = input(TKC_FLOAT32, 1, 64, &x), *te = input(TKC_FLOAT32, 1, 64, &e);
+  href wt = tr_transpose(&w, 0, 1), mv = tr_matmul(&x, &wt), want = tr_binary(TR_MUL, &mv, &e);
+  with_simd("32");
+  for (int ri = 0; ri < 5; ri++) {
+    tkc_kshape ks;
+    tkc_tensor *wT = tkc_transpose(tw, 0, 1), *y = tkc_matmul(tx, wT), *out = tkc_mul(y, te);
+    picked(out, &want, ri, &ks);
+    if (ri == 1 || ri == 2) {
+      assert_true(ks.nopts >= 1 && ks.opts[0].op == TKC_OPT_GROUP && ks.opts[0].amount == 8);
+      assert_false(kb_has_opt(&ks, TKC_OPT_SWAP, -1, -1));
+    }
+    tkc_tensor_free(out), tkc_tensor_free(y), tkc_tensor_free(wT);
+  }
+  with_simd(NULL);
+  tr_free(&w), tr_free(&x), tr_free(&e), tr_free(&wt), tr_free(&mv), tr_free(&want);
+}
+
 /* illegal opts: refused with a reason, the kernel's axes unchanged */
 static void test_legality(void **state) {
   (void)state;
@@ -192,6 +216,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_elementwise_and_reduce_picks),
       cmocka_unit_test(test_matmul_picks),
+      cmocka_unit_test(test_matvec_with_epilogue_picks),
       cmocka_unit_test(test_legality),
   };
   return cmocka_run_group_tests(tests, kb_setup, kb_teardown);

@@ -89,6 +89,17 @@ static bool some_load(const strides *S, int dim, int64_t stride) {
   return false;
 }
 
+/* whether a load that the reduce reads (one that moves along a reduce axis: not an epilogue's operand,
+ * such as the gate a SwiGLU's up projection multiplies by) reads dim d contiguously */
+static bool reduce_operand_load(const strides *S, const tkc_kshape *ks, int d) {
+  for (int i = 0; i < S->n; i++) {
+    if (S->s[i][d] != 1) continue;
+    for (int a = tkc_kshape_first_reduce(ks); a < ks->naxes; a++)
+      if (ks->ax[a].kind == TKC_AX_REDUCE && S->s[i][ks->ax[a].dim] != 0) return true;
+  }
+  return false;
+}
+
 /* whether a load that reads dim vdim contiguously reads dim d broadcast (an epilogue's loads may
  * not: a reduce's operands are what the register tile reuses) */
 static bool vector_broadcast(const strides *S, int vdim, int d) {
@@ -226,7 +237,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   int v = -1;
   for (int lanes = w; lanes >= 8 && v < 0; lanes /= 2) { /* half vectors where no axis divides by the width (N = 1000) */
     for (int a = first_reduce - 1; a >= 0 && v < 0; a--)
-      if (ks->ax[a].size % lanes == 0 && some_load(&S, ks->ax[a].dim, 1) && some_load(&S, ks->ax[a].dim, 0)) v = a;
+      if (ks->ax[a].size % lanes == 0 && reduce_operand_load(&S, ks, ks->ax[a].dim) && some_load(&S, ks->ax[a].dim, 0)) v = a;
     if (v >= 0) w = lanes;
   }
   if (v >= 0) {
