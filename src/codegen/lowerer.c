@@ -162,6 +162,19 @@ static tkc_uop *fold(tkc_graph *g, tkc_op op, tkc_uop *const *v, int64_t n) {
   return r;
 }
 
+/* v[0] op ... op v[n-1] as a balanced tree, v[i] with v[i + half] first (the lanes of a vector
+ * halved, as a shuffle would): depth log2(n), not n - 1 (64 accumulator lanes summed one after the
+ * other took as long as a 768-long quantized row's loop). Overwrites v. */
+static tkc_uop *fold_tree(tkc_graph *g, tkc_op op, tkc_uop **v, int64_t n) {
+  while (n > 1) {
+    int64_t half = n / 2;
+    for (int64_t i = 0; i < half; i++)
+      if (!(v[i] = tkc_uop_alu2(g, op, v[i], v[n - half + i]))) return NULL;
+    n -= half;
+  }
+  return n ? v[0] : NULL;
+}
+
 static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
 
 /* the index and validity of a view at the current indices, or, for a VIEW with one source per dim
@@ -247,9 +260,11 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
     r = fold(g, op, vals, nl);
     goto done;
   }
-  /* an accumulator per group lane (a vector one per W group lanes), the unroll lanes added to it in order */
+  /* an accumulator per group lane (a vector one per W group lanes), the unroll lanes added to it in
+   * order; after the loop the vector accumulators are added as vectors, then their lanes as a tree */
   tkc_packer *P = packer_for(L, lanes, ngroup);
-  int64_t w = P ? ks->ax[lanes[0]].size : 1, nt = 0;
+  int64_t w = P ? ks->ax[lanes[0]].size : 1, nt = 0, nva = 0;
+  tkc_uop *vaccs[TKC_MAX_LANES];
   for (int64_t base = 0; base < ngr; base += w) {
     tkc_uop *pv[TKC_MAX_LANES], *lane_vals[TKC_MAX_VEC];
     bool vec = P != NULL;
@@ -265,15 +280,17 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
       tkc_uop *s2[2] = {acc, upd};
       tkc_uop *asg = upd ? tkc_uop_new(g, TKC_OP_ASSIGN, dt, 2, s2, tkc_arg_none()) : NULL;
       if (!asg) goto done;
-      if (!vec) terms[nt++] = asg;
-      else
-        for (int i = 0; i < (int)w; i++) {
-          tkc_arg ix = tkc_arg_int(i);
-          if (!(terms[nt++] = tkc_uop_new(g, TKC_OP_GEP, u->dtype, 1, &asg, tkc_arg_tuple(&ix, 1)))) goto done;
-        }
+      if (vec) vaccs[nva++] = asg;
+      else terms[nt++] = asg;
     }
   }
-  r = fold(g, op, terms, nt);
+  tkc_uop *vsum = nva ? fold(g, op, vaccs, nva) : NULL;
+  if (nva && !vsum) goto done;
+  for (int i = 0; vsum && i < (int)w; i++) {
+    tkc_arg ix = tkc_arg_int(i);
+    if (!(terms[nt++] = tkc_uop_new(g, TKC_OP_GEP, u->dtype, 1, &vsum, tkc_arg_tuple(&ix, 1)))) goto done;
+  }
+  r = fold_tree(g, op, terms, nt);
 done:
   tkc_free(vals);
   return r && grouped > 1 ? combine_group(L, op, r, ident) : r;

@@ -99,7 +99,11 @@ static tkc_tensor *table(qb *b, int n, const uint8_t *values) {
 static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
   uint8_t shifts[8];
   for (int k = 0; k < 8 / bits; k++) shifts[k] = (uint8_t)(k * bits);
-  return and_(b, shr(b, unsq(b, x, -2), table(b, 8 / bits, shifts)), U8(b, (1 << bits) - 1));
+  /* shifted as uint32: hosts shift 32-bit lanes by per-lane counts in one instruction (x86 has no
+   * 8-bit vector shift); the count masked to 5 bits, so no guard for counts >= 32 is needed */
+  tkc_tensor *count = and_(b, cast(b, table(b, 8 / bits, shifts), TKC_UINT32), K(b, TKC_UINT32, 31));
+  tkc_tensor *field = and_(b, shr(b, cast(b, unsq(b, x, -2), TKC_UINT32), count), K(b, TKC_UINT32, (1 << bits) - 1));
+  return cast(b, field, TKC_UINT8);
 }
 
 /* 4-bit quants of bytes [lo, lo + 16): value j < 16 is the low nibble of byte j, value 16 + j its
