@@ -100,7 +100,7 @@ def check_model(qt, hp, tied, device, path, W, driver, tmp):
             ok &= check(d < SAME_AS_C, "%s: logits differ from the C decoder's by %.3g of the largest" % (what, d))
             ok &= check(c_kernels == kernels, "%s: %d kernels per decode step, the C decoder's %d" % (what, kernels, c_kernels))
         print("%s %s: %d greedy tokens, logits within %.2g of the reference, %d kernels per decode step%s" %
-              ("ok  " if ok else "FAIL", what, ref.N_DECODE, err, kernels, "" if c is None else ", as the C decoder"))
+              ("ok  " if ok else "FAIL", what, ref.N_DECODE, err, kernels, "" if c is None else ", as the C decoder (logits within %.2g)" % d))
 
 
 def check_sampling(path, example):

@@ -216,7 +216,7 @@ class Llama:
             ctx = Context(device)
         state = None
         try:
-            if not os.path.isfile(str(path)):
+            if not os.path.exists(str(path)):
                 raise make_error("EINVAL", "llama: %s: no such file" % path)
             state = load_gguf(path, ctx)
             return cls(state, ctx, max_ctx, own)
