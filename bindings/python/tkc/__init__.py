@@ -15,6 +15,8 @@ Training: t.requires_grad = True, loss.backward(), t.grad (None when there is no
 tkc.gradient(y, [x]), tkc.optim.SGD / Adam / AdamW (step, zero_grad, lr), tkc.Jit over a train step.
 
 ONNX: m = tkc.onnx.load("model.onnx"); outputs = m(x) (numpy in and out; m.run(x) gives Tensors).
+
+Language models: m = tkc.llm.Llama.load("model.gguf"); m.generate("text", 32) (python3 -m tkc.llm: the CLI).
 """
 from . import dtypes, io, onnx, optim
 from ._lib import lib as _clib
@@ -39,3 +41,11 @@ __all__ = ["Context", "Tensor", "DType", "TkcError", "TkcShapeError", "TkcDTypeE
            "Jit", "gradient", "realize_all", "optim", "default_context", "device_available", "devices", "from_dlpack",
            "from_numpy", "tensor", "cat", "stack", "dtypes", "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32",
            "int64", "uint64", "float16", "bfloat16", "float32", "float64"]
+
+
+def __getattr__(name):
+    """tkc.llm is imported on first use (import tkc stays as light as it was)."""
+    if name == "llm":
+        import importlib
+        return importlib.import_module(".llm", __name__)
+    raise AttributeError("module 'tkc' has no attribute %r" % name)
