@@ -200,7 +200,8 @@ int main(int argc, char **argv) {
   }
   tkc_tokenizer_free(tok);
   int steps = made > 0 ? made - 1 : 0; /* the last token is sampled, not run */
-  printf("prefill: %d tokens in %.2f ms: %.1f tokens/s (the first run, building its kernels: %.1f ms)\n", n, t_prefill * 1e3, n / t_prefill, t_cold * 1e3);
+  if (!status || made) /* the prefill ran (a failed one has no time to report) */
+    printf("prefill: %d tokens in %.2f ms: %.1f tokens/s (the first run, building its kernels: %.1f ms)\n", n, t_prefill * 1e3, n / t_prefill, t_cold * 1e3);
   if (steps > 0)
     printf("decode: %d steps of %d kernels: the first (capture) %.1f ms, then %.2f tokens/s (%.2f ms per token)\n", steps, llama_decode_kernels(m), t_first * 1e3,
            steps > 1 ? (steps - 1) / t_rest : 0.0, steps > 1 ? t_rest / (steps - 1) * 1e3 : 0.0);

@@ -356,9 +356,9 @@ static tkc_lazy *reduce_split(tkc_lazy *x, tkc_op op, const int *mask) {
   return r;
 }
 
-/* reduce then (without keepdim) drop the reduced axes */
-static tkc_lazy *reduce_keep(tkc_lazy *x, tkc_op op, const int *mask, int keepdim) {
-  tkc_lazy *r = reduce_split(x, op, mask);
+/* reduce (split where reduce_split would, when split) then (without keepdim) drop the reduced axes */
+static tkc_lazy *reduce_keep_ex(tkc_lazy *x, tkc_op op, const int *mask, int keepdim, bool split) {
+  tkc_lazy *r = split ? reduce_split(x, op, mask) : tkc_lz_reduce(x, op, mask);
   if (!r || keepdim) return r;
   int64_t shape[TKC_MAX_DIMS];
   int n = 0;
@@ -369,26 +369,36 @@ static tkc_lazy *reduce_keep(tkc_lazy *x, tkc_op op, const int *mask, int keepdi
   return out;
 }
 
+static tkc_lazy *reduce_keep(tkc_lazy *x, tkc_op op, const int *mask, int keepdim) { return reduce_keep_ex(x, op, mask, keepdim, true); }
+
 static tkc_dtype sum_acc(tkc_dtype dt) {
   if (tkc_dtype_is_unsigned(dt)) return tkc_least_upper_dtype(dt, TKC_UINT32);
   if (tkc_dtype_is_int(dt) || dt == TKC_BOOL) return tkc_least_upper_dtype(dt, TKC_INT32);
   return tkc_least_upper_dtype(dt, TKC_FLOAT32);
 }
 
-static tkc_lazy *sum_node(tkc_lazy *x, const int *mask, int keepdim, tkc_dtype result) {
+static tkc_lazy *sum_node_ex(tkc_lazy *x, const int *mask, int keepdim, tkc_dtype result, bool split) {
   tkc_lazy *c = tkc_lz_cast(x, sum_acc(x->dtype), 0);
-  tkc_lazy *r = c ? reduce_keep(c, TKC_OP_ADD, mask, keepdim) : NULL;
+  tkc_lazy *r = c ? reduce_keep_ex(c, TKC_OP_ADD, mask, keepdim, split) : NULL;
   tkc_lazy_unref(c);
   return take_cast(r, result);
 }
 
-tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
+static tkc_lazy *sum_node(tkc_lazy *x, const int *mask, int keepdim, tkc_dtype result) { return sum_node_ex(x, mask, keepdim, result, true); }
+
+static tkc_tensor *sum_tensor(tkc_tensor *a, int naxes, const int *axes, int keepdim, bool split) {
   int mask[TKC_MAX_DIMS];
   if (tkc_check(a) || axes_mask("sum", a->node, naxes, axes, mask)) return NULL;
   tkc_dtype dt = a->node->dtype;
   tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? dt : sum_acc(dt);
-  return tkc_wrap(a->ctx, sum_node(a->node, mask, keepdim, out));
+  return tkc_wrap(a->ctx, sum_node_ex(a->node, mask, keepdim, out, split));
 }
+
+tkc_tensor *tkc_sum(tkc_tensor *a, int naxes, const int *axes, int keepdim) { return sum_tensor(a, naxes, axes, keepdim, true); }
+
+/* a sum never split in two kernels: a one-hot select (gather, index_select), which codegen folds into
+ * one load per element only while the select is one reduce */
+tkc_tensor *tkc_sum_unsplit(tkc_tensor *a, int axis, int keepdim) { return sum_tensor(a, 1, &axis, keepdim, false); }
 
 tkc_tensor *tkc_max(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   int mask[TKC_MAX_DIMS];

@@ -82,7 +82,7 @@ static tkc_tensor *select_sum(pool *p, tkc_tensor *mask, tkc_tensor *x, int axis
   if (node(x)->needs_grad || node(x)->requires_grad) bits = dt;
   tkc_tensor *xb = bits != dt ? P(p, tkc_bitcast(x, bits)) : x;
   tkc_tensor *w = P(p, tkc_where(mask, xb, zero_of(p, x->ctx, bits)));
-  tkc_tensor *s = P(p, tkc_sum(w, 1, &axis, keepdim));
+  tkc_tensor *s = P(p, tkc_sum_unsplit(w, axis, keepdim));
   if (bits == dt) return P(p, tkc_cast(s, dt)); /* bool: != 0; ints: their own width */
   return P(p, tkc_bitcast(P(p, tkc_cast(s, bits)), dt));
 }
@@ -476,7 +476,7 @@ tkc_tensor *tkc_gather(tkc_tensor *a, int axis, tkc_tensor *index) {
     is[k] = ix->shape[k];
     xr[k] = ranges[2 * k + 1];
   }
-  if (checked_numel(n, is, d ? d : 1, "gather") < 0) return NULL;
+  if (checked_numel(n, is, 1, "gather") < 0 || checked_numel(1, &d, 1, "gather") < 0) return NULL; /* apart: as index_select */
   pool p = {.n = 0};
   tkc_tensor *idx = prep_index(&p, index, d, "gather");
   /* x: the index's corner of a with the axis moved last (..., 1, ..., D); idx: (..I.., 1) */
@@ -504,7 +504,10 @@ tkc_tensor *tkc_index_select(tkc_tensor *a, int axis, tkc_tensor *index) {
   for (int i = 0; i < m; i++) xs[k] = 1, is[k++] = out[o++] = ix->shape[i];
   xs[k] = d, is[k++] = 1;
   for (int i = ax + 1; i < n; i++) xs[k] = out[o++] = x->shape[i], is[k++] = 1;
-  if (checked_numel(o, out, d ? d : 1, "index_select") < 0) return NULL;
+  /* the result and the selected axis are limited apart: their product is the one-hot select's loop
+   * count, not an index (codegen folds the select into one load per element: a 128-token prompt
+   * looked up in a 32000 x 768 embedding is 3.1G iterations, none of them indexed) */
+  if (checked_numel(o, out, 1, "index_select") < 0 || checked_numel(1, &d, 1, "index_select") < 0) return NULL;
   pool p = {.n = 0};
   tkc_tensor *idx = P(&p, reshape_v(prep_index(&p, index, d, "index_select"), k, is));
   tkc_tensor *mask = P(&p, tkc_eq(idx, arange_at(&p, a->ctx, index_work_dtype(ix->dtype), d, k, ax + m)));

@@ -57,6 +57,7 @@ TKC_HIDDEN tkc_lazy *tkc_lz_alu(tkc_op op, int nsrc, tkc_lazy *const *src);
 TKC_HIDDEN tkc_lazy *tkc_lz_cast(tkc_lazy *a, tkc_dtype dt, int bitcast);
 TKC_HIDDEN tkc_lazy *tkc_lz_move(tkc_lazy *a, int op, const int64_t *arg, int narg, int ndim, const int64_t *shape);
 TKC_HIDDEN tkc_lazy *tkc_lz_reduce(tkc_lazy *a, tkc_op op, const int *axis_mask);
+TKC_HIDDEN tkc_tensor *tkc_sum_unsplit(tkc_tensor *a, int axis, int keepdim);
 TKC_HIDDEN tkc_lazy *tkc_lz_broadcast(tkc_lazy *a, int ndim, const int64_t *shape);
 
 #endif
