@@ -5,13 +5,15 @@ output matrix not tied) is written in F16, Q8_0 and Q4_0 by the gguf package and
 llama.cpp's own quantizer (llama-cpp-python's llama_model_quantize, from the F16 file). On each file,
 in the same run: a prefill of 128 tokens and a decode of 64 (tokens/s, the best of RUNS runs), by tkc
 (build/bench_llm: examples/llama/llama_model.c, the decode step captured once and replayed) and by
-llama.cpp (llama_cpp.Llama, n_threads=2, n_ctx=256, n_batch=128). The decode step's weight bytes per
+llama.cpp (llama_cpp.Llama, n_ctx=256, n_batch=128), both on --threads threads (default 2: tkc's
+$TKC_CPU_THREADS, llama.cpp's n_threads and n_threads_batch). The decode step's weight bytes per
 second are set against the memory's read bandwidth, measured in the same run (bench_llm --bandwidth:
 threads summing a 1 GiB array).
 
   make bench                              (runs build/bench_llm, which runs this script)
   python3 bench/bench_llm.py [--driver build/bench_llm] [--devices CPU,LLVM] [--types F16,Q8_0,Q4_0,Q4_K_M]
-                             [--runs 3] [--prefill 128] [--decode 64] [--cache DIR] [--profile] [--tiny]
+                             [--runs 3] [--prefill 128] [--decode 64] [--threads 2] [--cache DIR]
+                             [--profile] [--tiny]
 
 Output: one JSON object per line on stdout (bench llm_bandwidth; bench llm per type, device and phase:
 tkc_tok_s, peer_tok_s, ratio = tkc / llama.cpp; the decode lines add weight_bytes, tkc_weight_gb_s and
@@ -52,7 +54,11 @@ except ImportError as e:
     sys.exit(0)
 try:
     import llama_cpp
-except ImportError as e:
+    try:
+        llama_cpp._logger.set_verbose(False)  # the quantizer's and loader's logs
+    except AttributeError:
+        pass
+except Exception as e:  # ImportError, or its shared library failing to load
     llama_cpp = None
     log("bench_llm: llama-cpp-python is not importable (%s): the peer and Q4_K_M are skipped" % e)
 
@@ -182,6 +188,7 @@ def prompt_ids(n, n_vocab):
 
 def run_tkc(driver, path, device, args, logits_path, env=None):
     cmd = [driver, path, device, str(args.prefill), str(args.decode), str(args.runs), logits_path]
+    env = dict(env or os.environ, TKC_CPU_THREADS=str(args.threads))
     r = subprocess.run(cmd, capture_output=True, text=True, env=env)
     if r.returncode == 77:
         log("bench_llm: tkc on %s: skipped (%s does not run here)" % (device, device))
@@ -195,7 +202,7 @@ def run_tkc(driver, path, device, args, logits_path, env=None):
 def run_peer(path, args):
     """llama.cpp's tokens/s of the prefill and decode (best of args.runs after one warm-up run) and the
     prefill's last logits"""
-    llm = llama_cpp.Llama(model_path=path, n_threads=2, n_threads_batch=2, n_ctx=max(256, args.prefill + args.decode), n_batch=args.prefill,
+    llm = llama_cpp.Llama(model_path=path, n_threads=args.threads, n_threads_batch=args.threads, n_ctx=max(256, args.prefill + args.decode), n_batch=args.prefill,
                           n_ubatch=args.prefill, verbose=False)
     ids = prompt_ids(args.prefill + args.decode, llm.n_vocab())
     prefill, fed = ids[:args.prefill], ids[args.prefill:]
@@ -258,6 +265,7 @@ def main():
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--prefill", type=int, default=128)
     ap.add_argument("--decode", type=int, default=64)
+    ap.add_argument("--threads", type=int, default=2, help="tkc's and llama.cpp's threads (and the bandwidth measurement's)")
     ap.add_argument("--cache", default=os.environ.get("TKC_BENCH_LLM_DIR", os.path.join(tempfile.gettempdir(), "tkc-bench-llm")))
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--tiny", action="store_true", help="2 layers of 256, vocabulary 1000: a quick check of the wiring")
@@ -270,7 +278,7 @@ def main():
     os.makedirs(args.cache, exist_ok=True)
     peer = "llama.cpp (llama-cpp-python %s)" % llama_cpp.__version__ if llama_cpp else None
 
-    threads = os.cpu_count() or 2
+    threads = args.threads
     r = subprocess.run([args.driver, "--bandwidth", "1024", str(threads)], capture_output=True, text=True)
     bw = json.loads(r.stdout) if r.returncode == 0 else None
     if bw:
@@ -301,11 +309,12 @@ def main():
                     failed += 1
                     continue
                 dev = row["device"]
-                log("   tkc %s: prefill %.1f tok/s (first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
-                    (dev, row["prefill_tok_s"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
-                common = {"type": kind, "device": dev, "peer": peer}
+                log("   tkc %s: prefill %.1f tok/s (in pieces of %d; first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
+                    (dev, row["prefill_tok_s"], row["prefill_chunk"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
+                common = {"type": kind, "device": dev, "threads": args.threads, "peer": peer}
                 emit(dict(bench="llm", phase="prefill", n=args.prefill, tkc_tok_s=row["prefill_tok_s"], peer_tok_s=round(pp, 2) if pp else None,
-                          ratio=round(row["prefill_tok_s"] / pp, 3) if pp else None, tkc_first_run_s=row["prefill_cold_s"], **common))
+                          ratio=round(row["prefill_tok_s"] / pp, 3) if pp else None, tkc_first_run_s=row["prefill_cold_s"],
+                          tkc_prefill_chunk=row["prefill_chunk"], **common))
                 gb = wbytes * 1e-9
                 emit(dict(bench="llm", phase="decode", n=args.decode, tkc_tok_s=row["decode_tok_s"], peer_tok_s=round(pd, 2) if pd else None,
                           ratio=round(row["decode_tok_s"] / pd, 3) if pd else None, weight_bytes=wbytes,
