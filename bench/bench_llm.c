@@ -174,7 +174,10 @@ int main(int argc, char **argv) {
   if (argc == 1) { /* the whole benchmark: the python script, with this program as its driver */
     const char *script = TKC_SOURCE_DIR "/bench/bench_llm.py";
     if (access(script, R_OK)) return fprintf(stderr, "bench_llm: %s not found: run bench/bench_llm.py from the source tree\n", script), 0;
-    execlp("python3", "python3", script, "--driver", argv[0], (char *)NULL);
+    char self[4096];
+    ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1); /* argv[0] may be a name found on PATH */
+    if (len > 0) self[len] = 0;
+    execlp("python3", "python3", script, "--driver", len > 0 ? self : argv[0], (char *)NULL);
     fprintf(stderr, "bench_llm: no python3: skipped (the benchmark writes its models with the gguf package)\n");
     return 0;
   }

@@ -12,9 +12,10 @@ within TOL of the largest logit. RoPE is ggml's mode 0 on both sides: pairs (2i,
 
 With llama-cpp-python importable, K-quant files made as llama.cpp makes them: a tiny F32 model (rows
 of 256, the K-quants' block) quantized by llama.cpp's own quantizer (llama_model_quantize) to Q4_K_M,
-Q5_K_M and Q6_K; the reference reads the quantized file back and dequantizes each tensor by the type
-llama.cpp chose for it (Q4_K_M mixes Q4_K and Q6_K, and may fall back to other types). Without it these
-cases are skipped with the reason printed.
+Q5_K_M and Q6_K, and to Q4_K_M with an ffn of 640, whose ffn_down rows llama.cpp cannot make K-quant
+blocks of (it falls back to Q5_0 / Q8_0 there); the reference reads the quantized file back and
+dequantizes each tensor by the type llama.cpp chose for it. Without it these cases are skipped with the
+reason printed.
 
 With --example PATH/TO/llama, the example program instead (examples/llama.c) on a Q4_0 file, on the
 default device: its greedy ids against the reference's, and sampling (temperature, top-k, top-p)
@@ -52,7 +53,9 @@ SMALL = dict(n_embd=64, n_layer=2, n_head=4, n_head_kv=2, n_ff=128, n_vocab=300,
 WIDE = dict(SMALL, n_embd=256, n_ff=512)  # rows of 256: the K-quants' block
 QUANTIZED = [Q.F32, Q.F16, Q.BF16, Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1]
 K_QUANTS = {Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}  # byte offsets of a block's float16 scales
-LLAMA_CPP_FTYPES = [("Q4_K_M", 15), ("Q5_K_M", 17), ("Q6_K", 18)]  # llama_ftype: LLAMA_FTYPE_MOSTLY_*
+# llama.cpp's quantizer: (name, llama_ftype LLAMA_FTYPE_MOSTLY_*, model). Rows of 640 (ffn_down's) are no
+# multiple of 256: llama.cpp quantizes those tensors to a fallback type (Q5_0 / Q8_0 for Q4_K / Q6_K)
+LLAMA_CPP_FTYPES = [("Q4_K_M", 15, WIDE), ("Q5_K_M", 17, WIDE), ("Q6_K", 18, WIDE), ("Q4_K_M ffn 640", 15, dict(WIDE, n_ff=640))]
 INTERP_TYPES = [Q.F32, Q.Q4_0]  # on INTERP by default (every type when $TKC_LLAMA_DEVICES names it)
 PROMPT = [1, 17, 42, 299, 5, 123, 7, 250]
 N_DECODE = 32
@@ -350,10 +353,13 @@ def main():
         if llama_cpp is None:
             print("skipped: the K-quant files of llama.cpp's quantizer (llama-cpp-python is not importable: %s)" % LLAMA_CPP_MISSING)
         else:
-            src = os.path.join(tmp, "llama-wide-F32.gguf")
-            write_model(src, WIDE, Q.F32, rng, vocab=True)
-            for name, ftype in LLAMA_CPP_FTYPES:
-                path = os.path.join(tmp, "llama-%s.gguf" % name)
+            sources = {}
+            for name, ftype, hp in LLAMA_CPP_FTYPES:
+                src = os.path.join(tmp, "llama-ffn%d-F32.gguf" % hp["n_ff"])
+                if src not in sources:
+                    write_model(src, hp, Q.F32, rng, vocab=True)
+                    sources[src] = True
+                path = os.path.join(tmp, "llama-%s.gguf" % name.replace(" ", "-"))
                 try:
                     W, types = quantize_llama_cpp(src, path, ftype)
                 except Exception as e:
@@ -362,7 +368,7 @@ def main():
                 k_types = {"Q4_K", "Q5_K", "Q6_K"}
                 check(k_types & set(types), "%s by llama.cpp holds no K-quant tensor: %s" % (name, types))
                 label = "%s by llama.cpp (%s)" % (name, ", ".join("%d %s" % (c, t) for t, c in sorted(types.items())))
-                ran += run_file(driver, tmp, path, W, WIDE, label, False, [len(PROMPT)])
+                ran += run_file(driver, tmp, path, W, hp, label, False, [len(PROMPT)])
         # a file without one of the layers' tensors is refused, naming it
         path = os.path.join(tmp, "llama-incomplete.gguf")
         write_model(path, SMALL, Q.F32, rng, drop="blk.1.ffn_down.weight")
