@@ -6,7 +6,9 @@ llama.cpp's own quantizer (llama-cpp-python's llama_model_quantize, from the F16
 in the same run: a prefill of 128 tokens and a decode of 64 (tokens/s, the best of RUNS runs), by tkc
 (build/bench_llm: examples/llama/llama_model.c, the decode step captured once and replayed) and by
 llama.cpp (llama_cpp.Llama, n_ctx=256, n_batch=128), both on --threads threads (default 2: tkc's
-$TKC_CPU_THREADS, llama.cpp's n_threads and n_threads_batch). The decode step's weight bytes per
+$TKC_CPU_THREADS, llama.cpp's n_threads and n_threads_batch). On a host whose cores other processes
+use at the same time, llama.cpp's threads (OpenMP, spinning at each op's barrier) lose most of their
+speed: there --threads 1 compares the two implementations' code rather than their scheduling. The decode step's weight bytes per
 second are set against the memory's read bandwidth, measured in the same run (bench_llm --bandwidth:
 threads summing a 1 GiB array).
 
