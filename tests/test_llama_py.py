@@ -10,6 +10,13 @@ and generates 32 greedily through the captured decode step, on every device here
 (float64, the same dequantized weights: gguf.quants.dequantize) must give the same tokens and logits
 within TOL of the largest logit. RoPE is ggml's mode 0 on both sides: pairs (2i, 2i+1) rotated.
 
+With llama-cpp-python importable, K-quant files made as llama.cpp makes them: a tiny F32 model (rows
+of 256, the K-quants' block) quantized by llama.cpp's own quantizer (llama_model_quantize) to Q4_K_M,
+Q5_K_M and Q6_K, and to Q4_K_M with an ffn of 640, whose ffn_down rows llama.cpp cannot make K-quant
+blocks of (it falls back to Q5_0 / Q8_0 there); the reference reads the quantized file back and
+dequantizes each tensor by the type llama.cpp chose for it. Without it these cases are skipped with the
+reason printed.
+
 With --example PATH/TO/llama, the example program instead (examples/llama.c) on a Q4_0 file, on the
 default device: its greedy ids against the reference's, and sampling (temperature, top-k, top-p)
 giving ids in the vocabulary, the same for the same seed.
@@ -31,11 +38,24 @@ except ImportError as e:
     print("skipped: numpy and gguf are needed (%s; pip install gguf numpy)" % e)
     sys.exit(77)
 
+try:  # llama.cpp's quantizer, for the K-quant files (the gguf package cannot quantize to them)
+    import llama_cpp
+    try:
+        llama_cpp._logger.set_verbose(False)  # the quantizer's log of every tensor
+    except AttributeError:
+        pass
+    LLAMA_CPP_MISSING = None
+except Exception as e:  # ImportError, or its shared library failing to load
+    llama_cpp, LLAMA_CPP_MISSING = None, str(e)
+
 DEVICES = os.environ.get("TKC_LLAMA_DEVICES", "CPU,LLVM,WEBGPU,INTERP,CUDA").split(",")
 SMALL = dict(n_embd=64, n_layer=2, n_head=4, n_head_kv=2, n_ff=128, n_vocab=300, n_ctx=128, rope_base=10000.0, eps=1e-5)
 WIDE = dict(SMALL, n_embd=256, n_ff=512)  # rows of 256: the K-quants' block
 QUANTIZED = [Q.F32, Q.F16, Q.BF16, Q.Q8_0, Q.Q4_0, Q.Q4_1, Q.Q5_0, Q.Q5_1]
 K_QUANTS = {Q.Q4_K: [0, 2], Q.Q5_K: [0, 2], Q.Q6_K: [208]}  # byte offsets of a block's float16 scales
+# llama.cpp's quantizer: (name, llama_ftype LLAMA_FTYPE_MOSTLY_*, model). Rows of 640 (ffn_down's) are no
+# multiple of 256: llama.cpp quantizes those tensors to a fallback type (Q5_0 / Q8_0 for Q4_K / Q6_K)
+LLAMA_CPP_FTYPES = [("Q4_K_M", 15, WIDE), ("Q5_K_M", 17, WIDE), ("Q6_K", 18, WIDE), ("Q4_K_M ffn 640", 15, dict(WIDE, n_ff=640))]
 INTERP_TYPES = [Q.F32, Q.Q4_0]  # on INTERP by default (every type when $TKC_LLAMA_DEVICES names it)
 PROMPT = [1, 17, 42, 299, 5, 123, 7, 250]
 N_DECODE = 32
@@ -144,6 +164,27 @@ def write_model(path, hp, qt, rng, tied=False, drop=None, vocab=False):
     if tied:
         held["output.weight"] = held["token_embd.weight"]
     return held
+
+
+def quantize_llama_cpp(src, dst, ftype):
+    """src (a GGUF file) quantized to dst by llama.cpp's quantizer; returns its float32 weights as
+    the file holds them (each tensor dequantized by gguf.quants by its own type) and {type: count} of
+    the 2-D tensors"""
+    params = llama_cpp.llama_model_quantize_default_params()
+    params.ftype = ftype
+    params.nthread = 1
+    rc = llama_cpp.llama_model_quantize(src.encode(), dst.encode(), params)
+    if rc != 0:
+        raise RuntimeError("llama_model_quantize(%s, ftype %d) returned %d" % (src, ftype, rc))
+    held, types = {}, {}
+    for t in gguf.GGUFReader(dst).tensors:
+        shape = tuple(int(d) for d in reversed(t.shape))  # numpy's row-major order: ggml's ne reversed
+        held[t.name] = gguf.quants.dequantize(t.data, t.tensor_type).astype(np.float32).reshape(shape)
+        if len(shape) == 2:
+            types[t.tensor_type.name] = types.get(t.tensor_type.name, 0) + 1
+    if "output.weight" not in held:
+        held["output.weight"] = held["token_embd.weight"]
+    return held, types
 
 
 # ---------------------------------------------------------------- the numpy reference
@@ -275,6 +316,26 @@ def example_main(program):
     return 1 if failures else 0
 
 
+def run_file(driver, tmp, path, W, hp, label, on_interp, chunks):
+    """the driver on path on every device against the reference of W; returns the runs made"""
+    ran = 0
+    for device in DEVICES:
+        if device == "INTERP" and not on_interp and "TKC_LLAMA_DEVICES" not in os.environ:
+            continue  # the interpreter takes about a minute per file
+        for chunk in chunks:
+            got = run_driver(driver, path, device, chunk, os.path.join(tmp, "out.bin"))
+            if got is None:
+                continue
+            prefill, fed, steps, kernels = got
+            what = "%s on %s (prefill by %d)" % (label, device, chunk)
+            ok, err = compare(what, prefill, fed, steps, W, hp)
+            ok &= check(kernels > 0, "%s: no kernels captured in the decode step" % what)
+            print("%s %s: %d greedy tokens, logits within %.2g of the largest, %d kernels per decode step" %
+                  ("ok  " if ok else "FAIL", what, N_DECODE, err, kernels))
+            ran += 1
+    return ran
+
+
 def main():
     if sys.argv[1] == "--example":
         return example_main(sys.argv[2])
@@ -286,21 +347,28 @@ def main():
         for qt, hp, tied in models:
             path = os.path.join(tmp, "llama-%s.gguf" % qt.name)
             W = write_model(path, hp, qt, rng, tied)
-            for device in DEVICES:
-                if device == "INTERP" and qt not in INTERP_TYPES and "TKC_LLAMA_DEVICES" not in os.environ:
-                    continue  # the interpreter takes about a minute per file
-                chunks = [len(PROMPT)] + ([3] if qt == Q.F32 else [])  # F32: the prompt also in pieces (prefill at pos > 0)
-                for chunk in chunks:
-                    got = run_driver(driver, path, device, chunk, os.path.join(tmp, "out.bin"))
-                    if got is None:
-                        continue
-                    prefill, fed, steps, kernels = got
-                    what = "%s%s on %s (prefill by %d)" % (qt.name, " tied" if tied else "", device, chunk)
-                    ok, err = compare(what, prefill, fed, steps, W, hp)
-                    ok &= check(kernels > 0, "%s: no kernels captured in the decode step" % what)
-                    print("%s %s: %d greedy tokens, logits within %.2g of the largest, %d kernels per decode step" %
-                          ("ok  " if ok else "FAIL", what, N_DECODE, err, kernels))
-                    ran += 1
+            chunks = [len(PROMPT)] + ([3] if qt == Q.F32 else [])  # F32: the prompt also in pieces (prefill at pos > 0)
+            ran += run_file(driver, tmp, path, W, hp, qt.name + (" tied" if tied else ""), qt in INTERP_TYPES, chunks)
+        # K-quant files as llama.cpp writes them: an F32 file through its quantizer
+        if llama_cpp is None:
+            print("skipped: the K-quant files of llama.cpp's quantizer (llama-cpp-python is not importable: %s)" % LLAMA_CPP_MISSING)
+        else:
+            sources = {}
+            for name, ftype, hp in LLAMA_CPP_FTYPES:
+                src = os.path.join(tmp, "llama-ffn%d-F32.gguf" % hp["n_ff"])
+                if src not in sources:
+                    write_model(src, hp, Q.F32, rng, vocab=True)
+                    sources[src] = True
+                path = os.path.join(tmp, "llama-%s.gguf" % name.replace(" ", "-"))
+                try:
+                    W, types = quantize_llama_cpp(src, path, ftype)
+                except Exception as e:
+                    check(False, "llama.cpp's quantizer to %s: %s" % (name, e))
+                    continue
+                k_types = {"Q4_K", "Q5_K", "Q6_K"}
+                check(k_types & set(types), "%s by llama.cpp holds no K-quant tensor: %s" % (name, types))
+                label = "%s by llama.cpp (%s)" % (name, ", ".join("%d %s" % (c, t) for t, c in sorted(types.items())))
+                ran += run_file(driver, tmp, path, W, hp, label, False, [len(PROMPT)])
         # a file without one of the layers' tensors is refused, naming it
         path = os.path.join(tmp, "llama-incomplete.gguf")
         write_model(path, SMALL, Q.F32, rng, drop="blk.1.ffn_down.weight")
