@@ -118,10 +118,7 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
   const int marks = getenv("BENCH_LLM_MARK") != NULL;
   int status = 0;
   double cold_prefill = 0, best_prefill = 1e30, capture = 0, best_decode = 1e30;
-  /* the prefill in pieces of at most `chunk` tokens: llama_forward's embedding lookup (tkc_index_select,
-   * a one-hot select over the vocabulary) refuses work of 2^31 elements or more, n * n_vocab * n_embd */
-  const int64_t limit = (int64_t)INT32_MAX / (hp->n_vocab * hp->n_embd);
-  const int pieces = limit < 1 ? n_prefill : (int)((n_prefill + limit - 1) / limit), chunk = (n_prefill + pieces - 1) / pieces;
+  const int chunk = n_prefill; /* the whole prompt in one forward (reported as prefill_chunk) */
   for (int run = 0; run <= runs && !status; run++) {
     if (marks) fprintf(stderr, "bench_llm: mark %s\n", run ? "prefill" : "cold");
     double t = now();
