@@ -136,6 +136,33 @@ static void test_ir_loop_acc_phi(void **state) {
   tkc_graph_free(g);
 }
 
+/* out[r] = a[r / 3] + a[r % 3] over r in [0, 12): non-negative operands divide unsigned (no sign
+ * fix-up); a variable that may be negative still divides signed */
+static void test_ir_unsigned_division(void **state) {
+  (void)state;
+  for (int signed_var = 0; signed_var < 2; signed_var++) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = k_buf(g, 0, TKC_FLOAT32), *a = k_buf(g, 1, TKC_FLOAT32), *r = k_range(g, 12, 0);
+    tkc_uop *x = signed_var ? k_add(g, r, tkc_uop_var(g, "n", -6, 6)) : r;
+    tkc_uop *q = k_op(g, TKC_OP_IDIV, dt_(TKC_INT32), 2, x, k_int(g, 3), NULL), *m = k_op(g, TKC_OP_MOD, dt_(TKC_INT32), 2, x, k_int(g, 3), NULL);
+    if (signed_var) /* kept in bounds: (x / 3) & 3 and (x % 3) & 3 */
+      q = k_op(g, TKC_OP_AND, dt_(TKC_INT32), 2, q, k_int(g, 3), NULL), m = k_op(g, TKC_OP_AND, dt_(TKC_INT32), 2, m, k_int(g, 3), NULL);
+    char *src = render_llvm(g, k_sink1(g, k_store(g, out, r, k_add(g, k_load(g, a, q), k_load(g, a, m)))), "divs");
+    assert_non_null(src);
+    if (signed_var) {
+      want(src, "sdiv i32");
+      want(src, "srem i32");
+    } else {
+      want(src, "udiv i32");
+      want(src, "urem i32");
+      want_not(src, "sdiv i32");
+      want_not(src, "srem i32");
+    }
+    tkc_free(src);
+    tkc_graph_free(g);
+  }
+}
+
 static void test_ir_bf16_and_bool_memory(void **state) {
   (void)state;
   tkc_graph *g = tkc_graph_new();
@@ -473,7 +500,7 @@ static void test_empty_loops(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_ir_vector_load),    cmocka_unit_test(test_ir_loop_acc_phi),
+      cmocka_unit_test(test_ir_vector_load), cmocka_unit_test(test_ir_unsigned_division),    cmocka_unit_test(test_ir_loop_acc_phi),
       cmocka_unit_test(test_ir_bf16_and_bool_memory), cmocka_unit_test(test_ir_rewrites),
       cmocka_unit_test(test_ir_unsupported),    cmocka_unit_test(test_device_names),
       cmocka_unit_test(test_invalid_ir),        cmocka_unit_test(test_same_name_programs),

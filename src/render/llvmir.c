@@ -456,7 +456,10 @@ static const char *int_alu(lctx *c, const tkc_uop *u, int op, int s, int n, cons
   }
   case TKC_OP_IDIV: case TKC_OP_MOD: { /* the target rules made the divisor safe (never 0 or -1) */
     if (!tkc_divisor_guarded(u->src[1], true)) return fail_unsupported(c, u, "a divisor that may be 0 or -1 (apply the target rules first)"), "";
-    const char *o = op == TKC_OP_IDIV ? (uns ? "udiv" : "sdiv") : (uns ? "urem" : "srem");
+    /* both operands known non-negative (an index over a loop's range): the unsigned op is the same
+     * and LLVM makes a power of two a shift or a mask, without the sign fix-up */
+    bool nonneg = u->src[0]->vmin >= 0 && u->src[1]->vmin > 0;
+    const char *o = op == TKC_OP_IDIV ? (uns || nonneg ? "udiv" : "sdiv") : (uns || nonneg ? "urem" : "srem");
     return ins(c, res, "%s %s %s, %s", o, t, a[0], a[1]);
   }
   case TKC_OP_SHL: case TKC_OP_SHR: {
