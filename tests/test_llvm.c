@@ -137,7 +137,7 @@ static void test_ir_loop_acc_phi(void **state) {
 }
 
 /* out[r] = a[r / 3] + a[r % 3] over r in [0, 12): non-negative operands divide unsigned (no sign
- * fix-up); a variable that may be negative still divides signed */
+ * fix-up); a variable that may be negative still divides signed (LLVM, and C for the CPU device) */
 static void test_ir_unsigned_division(void **state) {
   (void)state;
   for (int signed_var = 0; signed_var < 2; signed_var++) {
@@ -158,6 +158,12 @@ static void test_ir_unsigned_division(void **state) {
       want_not(src, "sdiv i32");
       want_not(src, "srem i32");
     }
+    tkc_free(src);
+    /* the C renderer (the CPU device) likewise, through unsigned int */
+    src = render_source("C", k_sink1(g, k_store(g, out, r, k_add(g, k_load(g, a, q), k_load(g, a, m)))), "divs");
+    assert_non_null(src);
+    if (signed_var) want_not(src, "(unsigned)");
+    else want(src, "((int)((unsigned)");
     tkc_free(src);
     tkc_graph_free(g);
   }

@@ -215,7 +215,10 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
               : xfmt(cs, "((%s*%s)+%s)", a[0], a[1], a[2]);
     break;
   case TKC_OP_IDIV: case TKC_OP_MOD: /* x/0 and INT_MIN/-1 are guarded by the target rules (C traps on both) */
-    e = tkc_divisor_guarded(u->src[1], true) ? tkc_cs_op(cs, op, b) : tkc_cs_unsupported(cs, u, "a divisor that may be 0 or -1 (apply the target rules first)");
+    if (!tkc_divisor_guarded(u->src[1], true)) e = tkc_cs_unsupported(cs, u, "a divisor that may be 0 or -1 (apply the target rules first)");
+    else if (s == TKC_INT32 && u->src[0]->vmin >= 0 && u->src[1]->vmin > 0) /* an index: unsigned, no sign fix-up */
+      e = xfmt(cs, op == TKC_OP_IDIV ? "((int)((unsigned)%s/(unsigned)%s))" : "((int)((unsigned)%s%%(unsigned)%s))", a[0], a[1]);
+    else e = tkc_cs_op(cs, op, b);
     break;
   case TKC_OP_SQRT: case TKC_OP_EXP2: case TKC_OP_LOG2: case TKC_OP_SIN: e = xfmt(cs, "%s(%s)", math_fn(op, s == TKC_FLOAT64 || bf), a[0]); break;
   case TKC_OP_POW: /* in double for every float type, like INTERP: powf is not always correctly rounded */
