@@ -152,7 +152,9 @@ static tkc_packer *packer_for(lower *L, const int *axes, int n) {
   int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
   if (!k) return NULL;
   if (L->r->max_vector && w > L->r->max_vector) return NULL; /* (vectors imply a renderer) */
-  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, L->r->scalar_access_dtypes);
+  uint32_t scalar = L->r->scalar_access_dtypes; /* fp8 buffers are uint8 bytes to the renderer (codegen/fp8.c) */
+  if (scalar >> TKC_UINT8 & 1u) scalar |= 1u << TKC_FLOAT8_E4M3FN | 1u << TKC_FLOAT8_E5M2;
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, scalar);
   return L->packers[k];
 }
 
