@@ -42,7 +42,8 @@ typedef enum tkc_status {
  *
  * The fp8 types (OCP 8-bit floats, as ml_dtypes / PyTorch) are storage types: a tensor of them holds
  * one byte per element; casts to and from every dtype round to nearest even; arithmetic on them is
- * done in float32 and rounded back (tinygrad's lattice: int op fp8 -> fp8, e4m3fn op e5m2 -> float16).
+ * done in float32 and rounded back. Promotion: fp8 op fp8 of the same type stays fp8; e4m3fn op e5m2,
+ * and an int or bool op fp8, give float16 (fp8 sits below float16 / bfloat16 only).
  *   TKC_FLOAT8_E4M3FN  1 sign, 4 exponent (bias 7), 3 mantissa bits; max 448; no inf; NaN 0x7f/0xff;
  *                      a value past 464 (and +-inf) becomes NaN
  *   TKC_FLOAT8_E5M2    1 sign, 5 exponent (bias 15), 2 mantissa bits; max 57344; +-inf 0x7c/0xfc;

@@ -111,18 +111,20 @@ int64_t tkc_dtype_max(tkc_dtype dt) {
   return bits >= 63 ? INT64_MAX : (int64_t)((UINT64_C(1) << bits) - 1);
 }
 
-/* tinygrad's promo_lattice: each dtype's direct parents (bitmask over tkc_dtype). */
+/* tinygrad's promo_lattice: each dtype's direct parents (bitmask over tkc_dtype). The fp8 types sit
+ * below float16 and bfloat16 but not above the ints (newer tinygrad puts them there, which would make
+ * int8 op uint64 an fp8): an int op fp8 is float16, as an int op float16 is. */
 #define B(d) (1u << (d))
 static const unsigned lattice[TKC_NDTYPES] = {
     [TKC_BOOL] = B(TKC_INT8) | B(TKC_UINT8),
     [TKC_INT8] = B(TKC_INT16),
     [TKC_INT16] = B(TKC_INT32),
     [TKC_INT32] = B(TKC_INT64),
-    [TKC_INT64] = B(TKC_FLOAT8_E4M3FN) | B(TKC_FLOAT8_E5M2),
+    [TKC_INT64] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
     [TKC_UINT8] = B(TKC_INT16) | B(TKC_UINT16),
     [TKC_UINT16] = B(TKC_INT32) | B(TKC_UINT32),
     [TKC_UINT32] = B(TKC_INT64) | B(TKC_UINT64),
-    [TKC_UINT64] = B(TKC_FLOAT8_E4M3FN) | B(TKC_FLOAT8_E5M2),
+    [TKC_UINT64] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
     [TKC_FLOAT8_E4M3FN] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
     [TKC_FLOAT8_E5M2] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
     [TKC_FLOAT16] = B(TKC_FLOAT32),
@@ -137,7 +139,7 @@ static unsigned ancestors(tkc_dtype d) {
   return set;
 }
 
-/* tinygrad's priorities: the enum's order, with the fp8 types (appended to it) between the ints
+/* the promotion priorities: the enum's order, with the fp8 types (appended to it) between the ints
  * and float16 */
 static const tkc_dtype by_priority[] = {TKC_BOOL,    TKC_INT8,          TKC_UINT8,       TKC_INT16,    TKC_UINT16,
                                         TKC_INT32,   TKC_UINT32,        TKC_INT64,       TKC_UINT64,   TKC_FLOAT8_E4M3FN,
