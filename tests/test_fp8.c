@@ -370,6 +370,19 @@ static void test_tensors(void **state) {
         for (int c = 0; c < 20; c++) acc += ref_decode(dt, small[r * 20 + c]);
         TR_EXPECT(out[r] == ref_encode(dt, acc), "%s %s sum row %d: 0x%02x, want %g (0x%02x)", dev, nm, r, out[r], acc, ref_encode(dt, acc));
       }
+      /* max / min along rows (e4m3fn has no -inf: the max starts from its lowest value, -448) */
+      uint8_t neg[200];
+      for (int i = 0; i < 200; i++) neg[i] = ref_encode(dt, -((i * 37) % 23) * 3.0 - 30.0); /* all below -30, some far */
+      tkc_tensor *tn = tkc_tensor_new(ctx, dt, 2, sh, neg), *mxr = tkc_max(tn, 1, &axis, 0), *mnr = tkc_min(tn, 1, &axis, 0);
+      uint8_t mo[10], no[10];
+      TR_EXPECT(mxr && tkc_dtype_of(mxr) == dt && tkc_copy_out(mxr, mo, 10) == TKC_OK && tkc_copy_out(mnr, no, 10) == TKC_OK, "%s %s max/min", dev, nm);
+      for (int r = 0; r < 10; r++) {
+        double hi = -INFINITY, lo = INFINITY;
+        for (int c = 0; c < 20; c++) hi = fmax(hi, ref_decode(dt, neg[r * 20 + c])), lo = fmin(lo, ref_decode(dt, neg[r * 20 + c]));
+        TR_EXPECT(ref_decode(dt, mo[r]) == hi && ref_decode(dt, no[r]) == lo, "%s %s row %d max %g min %g, want %g %g", dev, nm, r,
+                  ref_decode(dt, mo[r]), ref_decode(dt, no[r]), hi, lo);
+      }
+      tkc_tensor_free(tn), tkc_tensor_free(mxr), tkc_tensor_free(mnr);
       /* bitcast to and from int8 moves the bits */
       tkc_tensor *bc = tkc_bitcast(ta, TKC_INT8), *back = tkc_bitcast(bc, dt);
       int8_t bco[200];

@@ -87,6 +87,7 @@ static tkc_uop *zero_of(tkc_graph *g, tkc_dt dt) {
 
 static tkc_uop *identity_of(tkc_graph *g, tkc_op op, tkc_dt dt) {
   if (op == TKC_OP_ADD) return zero_of(g, dt);
+  if (dt.scalar == TKC_FLOAT8_E4M3FN) return tkc_uop_const_float(g, dt, -448.0); /* no -inf: its lowest value */
   if (tkc_dt_is_float(dt)) return tkc_uop_const_float(g, dt, -INFINITY);
   return tkc_uop_const_int(g, dt, dt.scalar == TKC_UINT64 ? 0 : tkc_dtype_min((tkc_dtype)dt.scalar));
 }
