@@ -370,6 +370,13 @@ static void test_tensors(void **state) {
         for (int c = 0; c < 20; c++) acc += ref_decode(dt, small[r * 20 + c]);
         TR_EXPECT(out[r] == ref_encode(dt, acc), "%s %s sum row %d: 0x%02x, want %g (0x%02x)", dev, nm, r, out[r], acc, ref_encode(dt, acc));
       }
+      /* math functions: in float32, rounded once (exp(3) = 20.09: 20 in both formats, not 2^(3 * 1.5)) */
+      tkc_tensor *e3 = tkc_exp(tkc_full(ctx, dt, 1, &n, 3.0)), *l2 = tkc_log2(tkc_full(ctx, dt, 1, &n, 12.0));
+      uint8_t eo[200], lo2[200];
+      TR_EXPECT(e3 && tkc_dtype_of(e3) == dt && tkc_copy_out(e3, eo, 200) == TKC_OK && tkc_copy_out(l2, lo2, 200) == TKC_OK, "%s %s exp, log2", dev, nm);
+      TR_EXPECT(eo[0] == ref_encode(dt, 20.0) && eo[199] == eo[0], "%s %s exp(3) = %g, want 20", dev, nm, ref_decode(dt, eo[0]));
+      TR_EXPECT(lo2[0] == ref_encode(dt, log2(12.0)), "%s %s log2(12) = %g, want %g", dev, nm, ref_decode(dt, lo2[0]), ref_decode(dt, ref_encode(dt, log2(12.0))));
+      tkc_tensor_free(e3), tkc_tensor_free(l2);
       /* max / min along rows (e4m3fn has no -inf: the max starts from its lowest value, -448) */
       uint8_t neg[200];
       for (int i = 0; i < 200; i++) neg[i] = ref_encode(dt, -((i * 37) % 23) * 3.0 - 30.0); /* all below -30, some far */

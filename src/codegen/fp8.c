@@ -197,18 +197,22 @@ static const tkc_rule storage_rules[] = {
     {"x:ALL", retype}, /* fp8 -> uint8 bits */
 };
 
-static bool has_fp8(const tkc_uop *sink) {
+/* 1 when a UOp under sink has an fp8 dtype, 0 when none has, -1 out of memory */
+static int has_fp8(const tkc_uop *sink) {
   size_t n = 0;
   tkc_uop **all = tkc_toposort(sink, &n);
-  bool any = false;
-  for (size_t i = 0; all && i < n && !any; i++) any = is_fp8_scalar(all[i]->dtype.scalar);
+  if (!all) return -1;
+  int any = 0;
+  for (size_t i = 0; i < n && !any; i++) any = is_fp8_scalar(all[i]->dtype.scalar);
   tkc_free(all);
-  return any || !all;
+  return any;
 }
 
 tkc_uop *tkc_fp8_to_bits(tkc_graph *g, tkc_uop *sink) {
   static tkc_matcher *_Atomic pm_meaning, *_Atomic pm_storage;
-  if (!sink || !has_fp8(sink)) return sink;
+  int any = sink ? has_fp8(sink) : 0;
+  if (any < 0) return tkc_err_null(TKC_ENOMEM, "fp8: out of memory walking the kernel");
+  if (!any) return sink;
   const tkc_matcher *meaning = tkc_matcher_static(&pm_meaning, meaning_rules, TKC_COUNTOF(meaning_rules));
   const tkc_matcher *storage = tkc_matcher_static(&pm_storage, storage_rules, TKC_COUNTOF(storage_rules));
   if (!meaning || !storage) return NULL;

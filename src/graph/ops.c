@@ -223,9 +223,17 @@ typedef tkc_lazy *(*unary_fn)(tkc_lazy *x);
 
 static tkc_tensor *unary(tkc_tensor *a, int to_float, unary_fn fn) {
   if (tkc_check(a)) return NULL;
-  tkc_lazy *x = to_float ? tkc_lz_cast(a->node, float_of(a->node->dtype), 0) : ref(a->node);
+  tkc_dtype fd = float_of(a->node->dtype);
+  /* fp8 math in float32, rounded once (its constants, e.g. 1/ln 2, would be 1.5 in fp8) */
+  bool fp8 = to_float && (fd == TKC_FLOAT8_E4M3FN || fd == TKC_FLOAT8_E5M2);
+  tkc_lazy *x = to_float ? tkc_lz_cast(a->node, fp8 ? TKC_FLOAT32 : fd, 0) : ref(a->node);
   tkc_lazy *r = x ? fn(x) : NULL;
   tkc_lazy_unref(x);
+  if (fp8 && r) {
+    tkc_lazy *w = r;
+    r = tkc_lz_cast(w, fd, 0);
+    tkc_lazy_unref(w);
+  }
   return tkc_wrap(a->ctx, r);
 }
 
