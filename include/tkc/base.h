@@ -41,8 +41,9 @@ typedef enum tkc_status {
  * are appended after it (a value never changes): their place in promotion is tkc_least_upper_dtype's.
  *
  * The fp8 types (OCP 8-bit floats, as ml_dtypes / PyTorch) are storage types: a tensor of them holds
- * one byte per element; casts to and from every dtype round to nearest even; arithmetic on them is
- * done in float32 and rounded back. Promotion: fp8 op fp8 of the same type stays fp8; e4m3fn op e5m2,
+ * one byte per element; casts to and from every dtype round to nearest even (once, from float64
+ * too); arithmetic and math functions on them are done in float32 and rounded back once, sums and
+ * matmuls accumulate in float32 (max/min of e4m3fn start from -448: it has no -inf). Promotion: fp8 op fp8 of the same type stays fp8; e4m3fn op e5m2,
  * and an int or bool op fp8, give float16 (fp8 sits below float16 / bfloat16 only).
  *   TKC_FLOAT8_E4M3FN  1 sign, 4 exponent (bias 7), 3 mantissa bits; max 448; no inf; NaN 0x7f/0xff;
  *                      a value past 464 (and +-inf) becomes NaN
