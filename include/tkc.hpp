@@ -152,7 +152,8 @@ constexpr tkc_dtype dtype_for() noexcept {
 }
 
 inline bool is_float(tkc_dtype dt) noexcept {
-  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64;
+  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64 || dt == TKC_FLOAT8_E4M3FN ||
+         dt == TKC_FLOAT8_E5M2;
 }
 
 template <class S>

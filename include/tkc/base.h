@@ -36,8 +36,19 @@ typedef enum tkc_status {
   TKC_EINTERNAL     /* a bug in tkc: please report it */
 } tkc_status;
 
-/* Scalar element types, ordered by tinygrad's promotion priority. TKC_VOID is the type of
- * UOps that produce no value (SINK, STORE, ...); tensors never have it. */
+/* Scalar element types. The first thirteen are in tinygrad's promotion priority; TKC_VOID is the
+ * type of UOps that produce no value (SINK, STORE, ...); tensors never have it. Types added later
+ * are appended after it (a value never changes): their place in promotion is tkc_least_upper_dtype's.
+ *
+ * The fp8 types (OCP 8-bit floats, as ml_dtypes / PyTorch) are storage types: a tensor of them holds
+ * one byte per element; casts to and from every dtype round to nearest even (once, from float64
+ * too); arithmetic and math functions on them are done in float32 and rounded back once, sums and
+ * matmuls accumulate in float32 (max/min of e4m3fn start from -448: it has no -inf). Promotion: fp8 op fp8 of the same type stays fp8; e4m3fn op e5m2,
+ * and an int or bool op fp8, give float16 (fp8 sits below float16 / bfloat16 only).
+ *   TKC_FLOAT8_E4M3FN  1 sign, 4 exponent (bias 7), 3 mantissa bits; max 448; no inf; NaN 0x7f/0xff;
+ *                      a value past 464 (and +-inf) becomes NaN
+ *   TKC_FLOAT8_E5M2    1 sign, 5 exponent (bias 15), 2 mantissa bits; max 57344; +-inf 0x7c/0xfc;
+ *                      a value from 61440 becomes inf */
 typedef enum tkc_dtype {
   TKC_BOOL = 0,
   TKC_INT8,
@@ -53,11 +64,20 @@ typedef enum tkc_dtype {
   TKC_FLOAT32,
   TKC_FLOAT64,
   TKC_VOID,
+  TKC_FLOAT8_E4M3FN,
+  TKC_FLOAT8_E5M2,
   TKC_NDTYPES
 } tkc_dtype;
 
 /* "float32"; NULL when out of range (also in tkc/uop.h). */
 TKC_API const char *tkc_dtype_name(tkc_dtype dt);
+
+/* float64 x as the bits of the fp8 dtype dt (TKC_FLOAT8_E4M3FN or TKC_FLOAT8_E5M2): one rounding to
+ * nearest even, overflow and NaN as described at tkc_dtype (ml_dtypes' answers, bit for bit); 0 for
+ * another dt. */
+TKC_API uint8_t tkc_fp8_from_double(double x, tkc_dtype dt);
+/* The value of fp8 bits b of dt as a float (exact; NaN as a quiet NaN of b's sign); 0 for another dt. */
+TKC_API float tkc_fp8_to_float(uint8_t b, tkc_dtype dt);
 
 /* The message of the last failure on this thread ("" when none). The string stays valid until
  * the next failing tkc call on the same thread. */

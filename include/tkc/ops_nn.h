@@ -122,6 +122,22 @@ TKC_API tkc_tensor *tkc_glorot_uniform(tkc_ctx *ctx, tkc_dtype dt, int ndim, con
  * (TKC_EDTYPE), p in [0, 1) (TKC_EINVAL), x of fixed shape (TKC_EUNSUPPORTED for a variable dim). */
 TKC_API tkc_tensor *tkc_dropout(tkc_tensor *x, double p, int training);
 
+/* ---------------------------------------------------------------- per-row int8 weights
+ * Symmetric absmax quantization of each row of a (rows, columns) weight matrix, as tinygrad's llama
+ * Int8Linear: scale[r] = max|w[r, :]| / 127 (float32), q[r, c] = round(w[r, c] / scale[r]) (half to
+ * even, in [-127, 127]; a row of zeros has scale 0 and q 0). */
+
+/* w: 2-D of a float dtype (computed in float32), at least one column. On success *q (int8, w's shape)
+ * and *scale (float32, (rows,)) are new realized tensors of w's ctx, the caller's to free; on failure
+ * both are NULL: TKC_EINVAL (a NULL argument), TKC_ESHAPE (not 2-D, no columns), TKC_EDTYPE (w not a
+ * float). Weights that are not finite give rows of unspecified q. */
+TKC_API tkc_status tkc_quantize_int8_rows(tkc_tensor *w, tkc_tensor **q, tkc_tensor **scale);
+/* The float32 weights float(q) * scale[:, None], lazy: a matmul reading them (x @ w^T for a Linear)
+ * is one kernel over the int8 bytes, the float weights never exist. q int8 (rows, columns), scale of a
+ * float dtype with one value per row, same ctx. NULL on failure: TKC_EINVAL (NULL, other ctxs),
+ * TKC_EDTYPE, TKC_ESHAPE (q not 2-D, scale not (rows,)). A new handle; q and scale may be freed after. */
+TKC_API tkc_tensor *tkc_dequantize_int8_rows(tkc_tensor *q, tkc_tensor *scale);
+
 #ifdef __cplusplus
 }
 #endif

@@ -28,6 +28,11 @@ TKC_HIDDEN const tkc_matcher *tkc_late_rules(void);
 TKC_HIDDEN const tkc_matcher *tkc_transcendental_rules(void);
 TKC_HIDDEN bool tkc_wants_transcendental_rules(const tkc_renderer *r);
 
+/* ---------------------------------------------------------------- fp8 (fp8.c) */
+/* The kernel with its fp8 values as uint8 bits and their casts and arithmetic as integer and float32
+ * ops (see fp8.c); sink itself when it has none; NULL with the error. */
+TKC_HIDDEN tkc_uop *tkc_fp8_to_bits(tkc_graph *g, tkc_uop *sink);
+
 /* ---------------------------------------------------------------- index folding (index_folding.c) */
 /* The kernel AST with each sum over an arange compare folded (a gather at the computed index, or the
  * count of a compare in closed form) and the reduce dims left unused dropped; ast itself when nothing

@@ -87,6 +87,7 @@ static tkc_uop *zero_of(tkc_graph *g, tkc_dt dt) {
 
 static tkc_uop *identity_of(tkc_graph *g, tkc_op op, tkc_dt dt) {
   if (op == TKC_OP_ADD) return zero_of(g, dt);
+  if (dt.scalar == TKC_FLOAT8_E4M3FN) return tkc_uop_const_float(g, dt, -448.0); /* no -inf: its lowest value */
   if (tkc_dt_is_float(dt)) return tkc_uop_const_float(g, dt, -INFINITY);
   return tkc_uop_const_int(g, dt, dt.scalar == TKC_UINT64 ? 0 : tkc_dtype_min((tkc_dtype)dt.scalar));
 }
@@ -152,7 +153,9 @@ static tkc_packer *packer_for(lower *L, const int *axes, int n) {
   int k = w == 2 ? 1 : w == 4 ? 2 : w == 8 ? 3 : w == 16 ? 4 : 0;
   if (!k) return NULL;
   if (L->r->max_vector && w > L->r->max_vector) return NULL; /* (vectors imply a renderer) */
-  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, L->r->scalar_access_dtypes);
+  uint32_t scalar = L->r->scalar_access_dtypes; /* fp8 buffers are uint8 bytes to the renderer (codegen/fp8.c) */
+  if (scalar >> TKC_UINT8 & 1u) scalar |= 1u << TKC_FLOAT8_E4M3FN | 1u << TKC_FLOAT8_E5M2;
+  if (!L->packers[k]) L->packers[k] = tkc_packer_new(L->g, (int)w, &L->naccs, L->aligned, scalar);
   return L->packers[k];
 }
 

@@ -90,6 +90,13 @@ static tkc_status simplify(tkc_codegen *cg) {
   return st;
 }
 
+/* fp8 values as uint8 bits, their casts as integer ops, for every device (codegen/fp8.c) */
+static tkc_status fp8(tkc_codegen *cg) {
+  tkc_status st = need(cg->sink, "fp8", "kernel");
+  if (!st && !(cg->sink = tkc_fp8_to_bits(cg->g, cg->sink))) st = failed();
+  return st;
+}
+
 /* a*b+c -> MULACC (codegen/devectorizer.c) */
 static tkc_status late_rules(tkc_codegen *cg) {
   tkc_status st = need(cg->sink, "late_rules", "kernel");
@@ -167,6 +174,7 @@ static const stage stages[] = {
     {"opts", opts, 3, show_opts, OUT_AST},
     {"lower", lower, 0, NULL, OUT_SINK},
     {"simplify", simplify, 0, NULL, OUT_SINK},
+    {"fp8", fp8, 0, NULL, OUT_SINK},
     {"late_rules", late_rules, 6, show_lowered, OUT_SINK},
     {"render_prep", render_prep, 0, NULL, OUT_SINK},
     {"renderer_rules", renderer_rules, 0, NULL, OUT_SINK},

@@ -223,9 +223,17 @@ typedef tkc_lazy *(*unary_fn)(tkc_lazy *x);
 
 static tkc_tensor *unary(tkc_tensor *a, int to_float, unary_fn fn) {
   if (tkc_check(a)) return NULL;
-  tkc_lazy *x = to_float ? tkc_lz_cast(a->node, float_of(a->node->dtype), 0) : ref(a->node);
+  tkc_dtype fd = float_of(a->node->dtype);
+  /* fp8 math in float32, rounded once (its constants, e.g. 1/ln 2, would be 1.5 in fp8) */
+  bool fp8 = to_float && (fd == TKC_FLOAT8_E4M3FN || fd == TKC_FLOAT8_E5M2);
+  tkc_lazy *x = to_float ? tkc_lz_cast(a->node, fp8 ? TKC_FLOAT32 : fd, 0) : ref(a->node);
   tkc_lazy *r = x ? fn(x) : NULL;
   tkc_lazy_unref(x);
+  if (fp8 && r) {
+    tkc_lazy *w = r;
+    r = tkc_lz_cast(w, fd, 0);
+    tkc_lazy_unref(w);
+  }
   return tkc_wrap(a->ctx, r);
 }
 
@@ -280,14 +288,14 @@ static tkc_tensor *bad_dtype(const char *what, tkc_dtype dt) {
 
 tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_VOID) return bad_dtype("cast", dt);
+  if ((unsigned)dt >= TKC_NDTYPES || dt == TKC_VOID) return bad_dtype("cast", dt);
   if (tkc_ctx_check_dtype(a->ctx, dt, "cast")) return NULL;
   return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 0));
 }
 
 tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_VOID) return bad_dtype("bitcast", dt);
+  if ((unsigned)dt >= TKC_NDTYPES || dt == TKC_VOID) return bad_dtype("bitcast", dt);
   if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype))
     return tkc_err_null(TKC_EDTYPE, "bitcast: %s (%zu bytes) -> %s (%zu bytes) needs two dtypes of one size", tkc_dtype_name(a->node->dtype),
                         tkc_dtype_size(a->node->dtype), tkc_dtype_name(dt), tkc_dtype_size(dt));
@@ -390,7 +398,7 @@ static tkc_tensor *sum_tensor(tkc_tensor *a, int naxes, const int *axes, int kee
   int mask[TKC_MAX_DIMS];
   if (tkc_check(a) || axes_mask("sum", a->node, naxes, axes, mask)) return NULL;
   tkc_dtype dt = a->node->dtype;
-  tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? dt : sum_acc(dt);
+  tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? dt : sum_acc(dt);
   return tkc_wrap(a->ctx, sum_node_ex(a->node, mask, keepdim, out, split));
 }
 

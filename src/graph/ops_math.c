@@ -49,7 +49,9 @@ static tkc_tensor *poly(tmps *s, tkc_tensor *z, const double *c, int n) {
 
 /* the float dtype ints and bool promote to (as tkc_sqrt), and the one math is computed in */
 static tkc_dtype float_of(tkc_dtype dt) { return tkc_dtype_is_float(dt) ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32); }
-static tkc_dtype work_of(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? TKC_FLOAT32 : dt; }
+static tkc_dtype work_of(tkc_dtype dt) {
+  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
+}
 
 /* signbit(x) for a float32/float64 x, from its bits */
 static tkc_tensor *signbit_(tmps *s, tkc_tensor *x) {
@@ -443,7 +445,7 @@ tkc_tensor *tkc_all(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 
 tkc_tensor *tkc_sum_acc(tkc_tensor *a, int naxes, const int *axes, int keepdim, tkc_dtype acc) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)acc >= TKC_VOID) return tkc_err_null(TKC_EDTYPE, "sum_acc: the accumulator %s is not a tensor dtype (%s)", tkc_dtype_str(acc), tkc_dtype_list());
+  if ((unsigned)acc >= TKC_NDTYPES || acc == TKC_VOID) return tkc_err_null(TKC_EDTYPE, "sum_acc: the accumulator %s is not a tensor dtype (%s)", tkc_dtype_str(acc), tkc_dtype_list());
   if (check_axes("sum_acc", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   return done(&s, cast(&s, K(&s, tkc_sum(cast(&s, a, acc), naxes, axes, keepdim)), acc));

@@ -24,7 +24,9 @@ static tkc_tensor *iota(const tkc_tensor *like, int64_t n) { return tkc_arange(l
 /* 1 / sqrt(a) */
 static tkc_tensor *rsqrt_(tmps *s, tkc_tensor *a) { return tmp(s, tkc_recip(tmp(s, tkc_sqrt(a)))); }
 /* 16-bit floats compute in float32 */
-static tkc_dtype acc_of(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? TKC_FLOAT32 : dt; }
+static tkc_dtype acc_of(tkc_dtype dt) {
+  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
+}
 
 /* 0 when the first nreq tensors and the others given (NULL = absent) are usable and share a ctx */
 static int check_in(const char *op, int nreq, tkc_tensor *a, tkc_tensor *b, tkc_tensor *c, tkc_tensor *d, tkc_tensor *e) {

@@ -28,11 +28,13 @@ static const char *const scan_name[3] = {"cumsum", "cummax", "cumprod"};
 
 /* tkc_sum's result dtype: small ints in int32 / uint32, float16 and bfloat16 as they are */
 static tkc_dtype sum_dtype(tkc_dtype dt) {
-  if (tkc_dtype_is_float(dt)) return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32);
+  if (tkc_dtype_is_float(dt)) return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32);
   return tkc_least_upper_dtype(dt, tkc_dtype_is_unsigned(dt) ? TKC_UINT32 : TKC_INT32);
 }
 /* the dtype float16 / bfloat16 are computed in */
-static tkc_dtype work_of(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 ? TKC_FLOAT32 : dt; }
+static tkc_dtype work_of(tkc_dtype dt) {
+  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
+}
 
 static double scan_identity(int kind, tkc_dtype dt) {
   if (kind == SCAN_SUM) return 0;

@@ -66,6 +66,7 @@ static tkc_tensor *zero_of(pool *p, tkc_ctx *ctx, tkc_dtype dt) { return P(p, tk
 /* the bits of a float dtype as an int of its size (bitcast: a select-sum then moves them exactly) */
 static tkc_dtype bits_dtype(tkc_dtype dt) {
   switch (dt) {
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return TKC_INT8;
   case TKC_FLOAT16: case TKC_BFLOAT16: return TKC_INT16;
   case TKC_FLOAT32: return TKC_INT32;
   case TKC_FLOAT64: return TKC_INT64;
@@ -442,6 +443,7 @@ tkc_status tkc_item(tkc_tensor *t, double *out) {
   case TKC_UINT64: memcpy(&v.u, b, 8); break;
   case TKC_FLOAT16: memcpy(&h, b, 2); v.f = tkc_f16_to_f32(h); break;
   case TKC_BFLOAT16: memcpy(&h, b, 2); v.f = tkc_bf16_to_f32(h); break;
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: v.f = tkc_fp8_to_float(b[0], dt); break;
   case TKC_FLOAT32: memcpy(&f, b, 4); v.f = f; break;
   default: memcpy(&v.f, b, 8); break;
   }

@@ -32,7 +32,7 @@ const char *tkc_dtype_str(tkc_dtype dt) {
 }
 
 const char *tkc_dtype_list(void) {
-  return "bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64";
+  return "bool, int8, uint8, int16, uint16, int32, uint32, int64, uint64, float16, bfloat16, float32, float64, float8_e4m3fn, float8_e5m2";
 }
 
 tkc_status tkc_ctx_check_dtype(const tkc_ctx *ctx, tkc_dtype dt, const char *what) {

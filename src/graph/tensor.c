@@ -128,7 +128,7 @@ tkc_ctx *tkc_tensor_ctx(const tkc_tensor *t) { return tkc_check(t) ? NULL : t->c
 
 /* ---------------------------------------------------------------- node builders */
 
-static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_VOID; }
+static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_NDTYPES && dt != TKC_VOID; }
 
 /* the dims; a tensor's bytes must fit int64 (kernels index past 2^31 - 1 elements in int64), and
  * below 2^31 elements where the op says so (limit32: rand's counters are 32-bit) */
@@ -358,13 +358,16 @@ tkc_tensor *tkc_rand(tkc_ctx *ctx, tkc_dtype dt, int ndim, const int64_t *shape,
   for (int64_t i = 0; i < n; i++) {
     double u = (double)(tkc_splitmix64(key ^ tkc_splitmix64((uint64_t)i)) >> 11) * 0x1p-53; /* [0, 1) */
     tkc_value v = tkc_value_cast((tkc_value){.f = u}, TKC_FLOAT64, dt);
-    if (v.f >= 1.0) v.f = 1.0 - (dt == TKC_FLOAT16 ? 0x1p-11 : dt == TKC_BFLOAT16 ? 0x1p-8 : dt == TKC_FLOAT32 ? 0x1p-24 : 0x1p-53);
+    if (v.f >= 1.0)
+      v.f = 1.0 - (dt == TKC_FLOAT16 ? 0x1p-11 : dt == TKC_BFLOAT16 ? 0x1p-8 : dt == TKC_FLOAT32 ? 0x1p-24 : dt == TKC_FLOAT64 ? 0x1p-53
+                   : dt == TKC_FLOAT8_E4M3FN ? 0x1p-4 : 0x1p-3);
     float f = (float)v.f;
     uint16_t h;
     switch (dt) {
     case TKC_FLOAT64: memcpy(host + i * 8, &v.f, 8); break;
     case TKC_FLOAT32: memcpy(host + i * 4, &f, 4); break;
     case TKC_FLOAT16: h = tkc_f32_to_f16(f); memcpy(host + i * 2, &h, 2); break;
+    case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: host[i] = tkc_fp8_from_double(v.f, dt); break;
     default: h = tkc_f32_to_bf16(f); memcpy(host + i * 2, &h, 2); break;
     }
   }

@@ -75,6 +75,7 @@ static const alu_dtinfo alu_dt[TKC_NDTYPES] = {
   [TKC_UINT32] = {ALU_KUINT, 32},  [TKC_INT64] = {ALU_KSINT, 64},   [TKC_UINT64] = {ALU_KUINT, 64},
   [TKC_FLOAT16] = {ALU_KFLOAT, 16}, [TKC_BFLOAT16] = {ALU_KFLOAT, 16}, [TKC_FLOAT32] = {ALU_KFLOAT, 32},
   [TKC_FLOAT64] = {ALU_KFLOAT, 64}, [TKC_VOID] = {0, 0},
+  [TKC_FLOAT8_E4M3FN] = {ALU_KFLOAT, 8}, [TKC_FLOAT8_E5M2] = {ALU_KFLOAT, 8},
 };
 
 static const char *const alu_op_names[TKC_NOPS] = {
@@ -167,6 +168,52 @@ float tkc_bf16_to_f32(uint16_t h) {
   return f;
 }
 
+/* ---------------------------------------------------------------- fp8 (OCP e4m3fn, e5m2) */
+
+/* the fp8 format of dt: mantissa bits and exponent bias (the exponent has 7 - mbits bits) */
+static bool alu_fp8_format(tkc_dtype dt, int *mbits, int *bias) {
+  if (dt == TKC_FLOAT8_E4M3FN) *mbits = 3, *bias = 7;
+  else if (dt == TKC_FLOAT8_E5M2) *mbits = 2, *bias = 15;
+  else return false;
+  return true;
+}
+
+uint8_t tkc_fp8_from_double(double x, tkc_dtype dt) {
+  int mb, bias;
+  if (!alu_fp8_format(dt, &mb, &bias)) return 0;
+  bool e4 = dt == TKC_FLOAT8_E4M3FN;
+  unsigned sign = signbit(x) ? 0x80u : 0u;
+  if (isnan(x)) return (uint8_t)(sign | (e4 ? 0x7fu : 0x7eu));
+  double a = fabs(x);
+  if (isinf(a)) return (uint8_t)(sign | (e4 ? 0x7fu : 0x7cu)); /* e4m3fn has no inf */
+  unsigned bits;
+  if (a < ldexp(1.0, 1 - bias)) { /* subnormal: multiples of 2^(1-bias-mb); 2^mb encodes the least normal */
+    bits = (unsigned)alu_rne(ldexp(a, bias + mb - 1));
+  } else {
+    int e;
+    (void)frexp(a, &e);                           /* a in [2^(e-1), 2^e) */
+    uint64_t r = alu_rne(ldexp(a, mb + 1 - e));   /* [2^mb, 2^(mb+1)] */
+    int ex = e - 1 + bias;
+    if (r == (UINT64_C(1) << (mb + 1))) { r >>= 1; ex++; }
+    bits = ex >= 1 << (7 - mb) ? 0x80u : (unsigned)ex << mb | (unsigned)(r - (UINT64_C(1) << mb)); /* 0x80: overflowed */
+  }
+  if (e4 && bits > 0x7eu) bits = 0x7f;  /* past 448 (the rounding of anything above 464) -> NaN */
+  if (!e4 && bits > 0x7bu) bits = 0x7c; /* past 57344 -> inf */
+  return (uint8_t)(sign | bits);
+}
+
+float tkc_fp8_to_float(uint8_t b, tkc_dtype dt) {
+  int mb, bias;
+  if (!alu_fp8_format(dt, &mb, &bias)) return 0.0f;
+  unsigned ex = (b & 0x7fu) >> mb, m = b & ((1u << mb) - 1);
+  bool e4 = dt == TKC_FLOAT8_E4M3FN;
+  float f;
+  if (e4 ? (b & 0x7fu) == 0x7fu : ex == 0x1fu) f = e4 || m ? NAN : INFINITY;
+  else if (ex == 0) f = ldexpf((float)m, 1 - bias - mb); /* subnormal (exact) */
+  else f = ldexpf((float)(m | 1u << mb), (int)ex - bias - mb);
+  return b & 0x80u ? -f : f;
+}
+
 /* x rounded to bfloat16 as numpy/torch do: to float32 first, then to nearest even (NaN stays NaN,
  * past the largest finite value -> +-inf). Every device rounds this way, bit for bit. */
 static double alu_round_bf16(double x) { return tkc_bf16_to_f32(tkc_f32_to_bf16((float)x)); }
@@ -177,6 +224,7 @@ static double alu_round(double x, tkc_dtype dt) {
   case TKC_FLOAT32: return (double)(float)x;
   case TKC_FLOAT16: return (double)tkc_f16_to_f32(alu_f64_to_f16(x));
   case TKC_BFLOAT16: return alu_round_bf16(x);
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return tkc_fp8_to_float(tkc_fp8_from_double(x, dt), dt);
   default: return x;
   }
 }
@@ -206,7 +254,8 @@ static double alu_i2f(uint64_t raw, tkc_dtype from, tkc_dtype to) {
   switch (to) {
   case TKC_FLOAT32: return sgn ? (double)(float)s : (double)(float)raw;
   case TKC_BFLOAT16: return alu_round_bf16(sgn ? (double)(float)s : (double)(float)raw);
-  case TKC_FLOAT16: return alu_round(sgn ? (double)s : (double)raw, TKC_FLOAT16); /* > 2^53 is inf anyway */
+  case TKC_FLOAT16: case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: /* > 2^53 is past their range anyway */
+    return alu_round(sgn ? (double)s : (double)raw, to);
   default: return sgn ? (double)s : (double)raw;
   }
 }
@@ -240,6 +289,7 @@ tkc_value tkc_value_truncate(tkc_value v, tkc_dtype dt) {
 /* The low itemsize bytes of v as dt stores them. */
 static uint64_t alu_bits_of(tkc_value v, tkc_dtype dt) {
   switch (dt) {
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return tkc_fp8_from_double(v.f, dt);
   case TKC_FLOAT16: return alu_f64_to_f16(v.f);
   case TKC_BFLOAT16: {
     float f = (float)alu_round_bf16(v.f);
@@ -271,6 +321,7 @@ static tkc_value alu_from_bits(uint64_t b, tkc_dtype dt) {
   switch (dt) {
   case TKC_FLOAT16: v.f = tkc_f16_to_f32((uint16_t)b); break;
   case TKC_BFLOAT16: v.f = tkc_bf16_to_f32((uint16_t)b); break;
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: v.f = tkc_fp8_to_float((uint8_t)b, dt); break;
   case TKC_FLOAT32: {
     uint32_t b32 = (uint32_t)b;
     float f;
@@ -471,7 +522,8 @@ static const alu_row alu_table[TKC_NOPS] = {
 
 static const char *alu_dtname(tkc_dtype dt) {
   static const char *const names[TKC_NDTYPES] = {"bool", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-                                                 "int64", "uint64", "float16", "bfloat16", "float32", "float64", "void"};
+                                                 "int64", "uint64", "float16", "bfloat16", "float32", "float64", "void",
+                                                 "float8_e4m3fn", "float8_e5m2"};
   return (unsigned)dt < (unsigned)TKC_NDTYPES ? names[dt] : "?";
 }
 

@@ -22,6 +22,8 @@ static const struct {
     [TKC_FLOAT32] = {"float32", "float", 4, 1, 0, 0},
     [TKC_FLOAT64] = {"float64", "double", 8, 1, 0, 0},
     [TKC_VOID] = {"void", "void", 0, 0, 0, 0},
+    [TKC_FLOAT8_E4M3FN] = {"float8_e4m3fn", "float8_e4m3fn", 1, 1, 0, 0},
+    [TKC_FLOAT8_E5M2] = {"float8_e5m2", "float8_e5m2", 1, 1, 0, 0},
 };
 
 static int valid(tkc_dtype d) { return (unsigned)d < TKC_NDTYPES; }
@@ -109,7 +111,9 @@ int64_t tkc_dtype_max(tkc_dtype dt) {
   return bits >= 63 ? INT64_MAX : (int64_t)((UINT64_C(1) << bits) - 1);
 }
 
-/* tinygrad's promo_lattice: each dtype's direct parents (bitmask over tkc_dtype). */
+/* tinygrad's promo_lattice: each dtype's direct parents (bitmask over tkc_dtype). The fp8 types sit
+ * below float16 and bfloat16 but not above the ints (newer tinygrad puts them there, which would make
+ * int8 op uint64 an fp8): an int op fp8 is float16, as an int op float16 is. */
 #define B(d) (1u << (d))
 static const unsigned lattice[TKC_NDTYPES] = {
     [TKC_BOOL] = B(TKC_INT8) | B(TKC_UINT8),
@@ -121,6 +125,8 @@ static const unsigned lattice[TKC_NDTYPES] = {
     [TKC_UINT16] = B(TKC_INT32) | B(TKC_UINT32),
     [TKC_UINT32] = B(TKC_INT64) | B(TKC_UINT64),
     [TKC_UINT64] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
+    [TKC_FLOAT8_E4M3FN] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
+    [TKC_FLOAT8_E5M2] = B(TKC_FLOAT16) | B(TKC_BFLOAT16),
     [TKC_FLOAT16] = B(TKC_FLOAT32),
     [TKC_BFLOAT16] = B(TKC_FLOAT32),
     [TKC_FLOAT32] = B(TKC_FLOAT64),
@@ -133,11 +139,18 @@ static unsigned ancestors(tkc_dtype d) {
   return set;
 }
 
+/* the promotion priorities: the enum's order, with the fp8 types (appended to it) between the ints
+ * and float16 */
+static const tkc_dtype by_priority[] = {TKC_BOOL,    TKC_INT8,          TKC_UINT8,       TKC_INT16,    TKC_UINT16,
+                                        TKC_INT32,   TKC_UINT32,        TKC_INT64,       TKC_UINT64,   TKC_FLOAT8_E4M3FN,
+                                        TKC_FLOAT8_E5M2, TKC_FLOAT16,   TKC_BFLOAT16,    TKC_FLOAT32,  TKC_FLOAT64};
+_Static_assert(sizeof by_priority / sizeof by_priority[0] == TKC_NDTYPES - 1, "every value dtype has a priority");
+
 tkc_dtype tkc_least_upper_dtype(tkc_dtype a, tkc_dtype b) {
   if (!valid(a) || !valid(b) || a == TKC_VOID || b == TKC_VOID) return TKC_VOID;
   unsigned common = ancestors(a) & ancestors(b);
-  for (int i = 0; i < TKC_VOID; i++) /* the enum is in priority order: the first is the least */
-    if (common & B(i)) return (tkc_dtype)i;
+  for (size_t i = 0; i < sizeof by_priority / sizeof by_priority[0]; i++) /* the least of the common ones */
+    if (common & B(by_priority[i])) return by_priority[i];
   return TKC_VOID;
 }
 #undef B

@@ -23,6 +23,9 @@ SKIP = {
     "tkc_tensor_ref": "handles are shared by Python references",
     # dtype names come from tkc.dtypes (DType.name)
     "tkc_dtype_name": "DType.name",
+    # fp8 values are converted by numpy (ml_dtypes, or tkc.dtypes' own conversions), a whole array at once
+    "tkc_fp8_from_double": "tkc.dtypes.float_to_fp8",
+    "tkc_fp8_to_float": "tkc.dtypes.fp8_to_float32",
     # (the UOp / render / runtime APIs of tkc/uop.h, render.h, runtime.h are not parsed at all,
     # being for people building their own front end; tkc_opt_name is taken as the OPT_NAMES table)
 }

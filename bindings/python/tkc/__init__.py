@@ -25,6 +25,7 @@ from .context import (DEVICES, Context, KernelStats, ProgressInfo, cache_flush, 
 from .dlpack import from_dlpack
 from .dtypes import (DType, bfloat16, bool_, float16, float32, float64, int8, int16, int32, int64, uint8, uint16, uint32,
                      uint64)
+from .dtypes import float8_e4m3fn, float8_e5m2
 from .errors import TkcDTypeError, TkcError, TkcShapeError
 from .functions import *  # noqa: F401,F403 (tkc.exp, tkc.matmul, ...)
 from .functions import from_numpy, tensor
@@ -40,7 +41,7 @@ library_path = _clib.path
 __all__ = ["Context", "Tensor", "DType", "TkcError", "TkcShapeError", "TkcDTypeError", "KernelStats", "ProgressInfo", "DEVICES",
            "Jit", "gradient", "realize_all", "optim", "default_context", "device_available", "devices", "from_dlpack",
            "from_numpy", "tensor", "cat", "stack", "dtypes", "bool_", "int8", "uint8", "int16", "uint16", "int32", "uint32",
-           "int64", "uint64", "float16", "bfloat16", "float32", "float64"]
+           "int64", "uint64", "float16", "bfloat16", "float32", "float64", "float8_e4m3fn", "float8_e5m2"]
 
 
 def __getattr__(name):

@@ -3,7 +3,9 @@ resampling, attention, losses. Layouts are torch's (NCHW, OIHW); stride / paddin
 int or one value per spatial axis."""
 import numpy as np
 
-from ._lib import ints, lib
+import ctypes
+
+from ._lib import check, ints, lib
 
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
@@ -28,6 +30,17 @@ class NNOps:
         """Zeros each element with probability p and scales the rest by 1/(1-p) when training (a mask from
         the context's generator, new at each jit replay); the tensor itself otherwise."""
         return self._new(lib.tkc_dropout(self._p, float(p), 1 if training else 0))
+
+    def quantize_int8_rows(self):
+        """(q, scale) of a 2-D float weight matrix: int8 q = round(w / scale[:, None]) (half to even) with
+        scale = max|row| / 127 (float32, one per row), both realized (tkc_quantize_int8_rows)."""
+        q, sc = ctypes.c_void_p(), ctypes.c_void_p()
+        check(lib.tkc_quantize_int8_rows(self._p, ctypes.byref(q), ctypes.byref(sc)))
+        return self._new(q.value), self._new(sc.value)
+
+    def dequantize_int8_rows(self, scale):
+        """float32 q * scale[:, None] for int8 q (this tensor), lazy: it fuses into the matmul that reads it."""
+        return self._new(lib.tkc_dequantize_int8_rows(self._p, scale._p))
 
     def layer_norm(self, weight=None, bias=None, eps=1e-5, naxes=None):
         """Over the last naxes dims (default: weight's ndim, else 1)."""
