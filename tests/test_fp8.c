@@ -13,22 +13,17 @@
  *  - refusals: dtypes out of range, the converters given another dtype.
  * Per-row int8 weights (tkc_quantize_int8_rows / tkc_dequantize_int8_rows): q and scale against plain
  * C, the dequantized matmul one kernel and against float64, and bad inputs. */
-#include <errno.h>
 #include <float.h>
-#include <fcntl.h>
 #include <setjmp.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include "tensor_ref.h"
 #include "tkc/ops_math.h"
 #include "tkc/ops_nn.h"
 #include "tkc/ops_shape.h"
-
-extern char **environ;
+#include "ptxas_run.h"
 
 static const tkc_dtype fp8s[2] = {TKC_FLOAT8_E4M3FN, TKC_FLOAT8_E5M2};
 
@@ -409,38 +404,8 @@ static void test_tensors(void **state) {
 
 /* ---------------------------------------------------------------- 4: PTX and WGSL without their devices */
 
-static const char *ptxas_path(void) {
-  static const char *const paths[] = {"/usr/local/cuda/bin/ptxas", "/usr/bin/ptxas"};
-  for (size_t i = 0; i < sizeof paths / sizeof paths[0]; i++)
-    if (access(paths[i], X_OK) == 0) return paths[i];
-  return NULL;
-}
-
 /* ptxas -arch=arch on src: its exit status (-1: could not run) */
-static int ptxas(const char *src, const char *arch) {
-  char file[] = "/tmp/tkc-fp8-XXXXXX.ptx", archopt[32];
-  int fd = mkstemps(file, 4);
-  if (fd < 0) return -1;
-  size_t len = strlen(src);
-  bool ok = write(fd, src, len) == (ssize_t)len;
-  close(fd);
-  snprintf(archopt, sizeof archopt, "-arch=%s", arch);
-  char *argv[] = {(char *)ptxas_path(), archopt, file, (char *)"-o", (char *)"/dev/null", NULL};
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
-  pid_t pid;
-  int st = 0, rc = ok ? posix_spawn(&pid, argv[0], &fa, NULL, argv, environ) : -1;
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc == 0) {
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {}
-    rc = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  } else {
-    rc = -1;
-  }
-  unlink(file);
-  return rc;
-}
+static int ptxas(const char *src, const char *arch) { return ptxas_run(src, arch, NULL); }
 
 static void test_ptx_wgsl(void **state) {
   (void)state;

@@ -14,6 +14,7 @@
 #include <stdatomic.h>
 #include <string.h>
 #include "codegen/codegen.h"
+#include "codegen/uop_build.h"
 
 #define M(name) tkc_match_get(m, name)
 
@@ -22,23 +23,8 @@ static bool is_fp8(const tkc_uop *u) { return !u->dtype.space && is_fp8_scalar(u
 
 /* ---------------------------------------------------------------- building blocks */
 
-static tkc_dt dt_n(tkc_dtype s, int n) { return tkc_dt_vec(tkc_dt_of(s), n); }
-
 static tkc_uop *iconst(tkc_graph *g, tkc_dt dt, uint64_t v) { return tkc_uop_const_int(g, dt, (int64_t)v); }
 static tkc_uop *fconst(tkc_graph *g, tkc_dt dt, double v) { return tkc_uop_const_float(g, dt, v); }
-
-static tkc_uop *op2(tkc_graph *g, tkc_op op, tkc_dt dt, tkc_uop *a, tkc_uop *b) {
-  tkc_uop *s[2] = {a, b};
-  return a && b ? tkc_uop_new(g, op, dt, 2, s, tkc_arg_none()) : NULL;
-}
-static tkc_uop *where(tkc_graph *g, tkc_uop *c, tkc_uop *a, tkc_uop *b) {
-  tkc_uop *s[3] = {c, a, b};
-  return c && a && b ? tkc_uop_new(g, TKC_OP_WHERE, a->dtype, 3, s, tkc_arg_none()) : NULL;
-}
-static tkc_uop *lt(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return a ? op2(g, TKC_OP_CMPLT, dt_n(TKC_BOOL, a->dtype.count), a, b) : NULL; }
-static tkc_uop *ne(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return a ? op2(g, TKC_OP_CMPNE, dt_n(TKC_BOOL, a->dtype.count), a, b) : NULL; }
-static tkc_uop *cast(tkc_graph *g, tkc_uop *a, tkc_dtype s) { return a ? tkc_uop_cast(g, a, dt_n(s, a->dtype.count)) : NULL; }
-static tkc_uop *bitcast(tkc_graph *g, tkc_uop *a, tkc_dtype s) { return a ? tkc_uop_bitcast(g, a, dt_n(s, a->dtype.count)) : NULL; }
 
 /* the fp8 format: mantissa bits and exponent bias */
 static void format_of(int fp8, int *mb, int *bias) {
@@ -79,12 +65,12 @@ static tkc_uop *decode(tkc_graph *g, tkc_uop *x) {
   tkc_uop *sub = bitcast(g, op2(g, TKC_OP_MUL, f32, cast(g, m, TKC_FLOAT32), fconst(g, f32, ldexp(1.0, 1 - bias - mb))), TKC_UINT32);
   tkc_uop *nan = iconst(g, u32, 0x7fc00000u), *special, *body;
   if (fp8 == TKC_FLOAT8_E4M3FN) {
-    special = lt(g, iconst(g, u32, 0x7e), em);
+    special = cmplt(g, iconst(g, u32, 0x7e), em);
   } else {
-    special = lt(g, iconst(g, u32, 0x7b), em);
-    nan = where(g, ne(g, em, iconst(g, u32, 0x7c)), nan, iconst(g, u32, 0x7f800000u));
+    special = cmplt(g, iconst(g, u32, 0x7b), em);
+    nan = where(g, cmpne(g, em, iconst(g, u32, 0x7c)), nan, iconst(g, u32, 0x7f800000u));
   }
-  body = where(g, lt(g, em, iconst(g, u32, 1u << mb)), sub, where(g, special, nan, normal));
+  body = where(g, cmplt(g, em, iconst(g, u32, 1u << mb)), sub, where(g, special, nan, normal));
   return bitcast(g, op2(g, TKC_OP_OR, u32, sign, body), TKC_FLOAT32);
 }
 
@@ -118,19 +104,19 @@ static tkc_uop *encode(tkc_graph *g, tkc_uop *x, int fp8) {
   /* subnormal */
   int64_t K = fb + fm + 1 - bias - mb, lo = K - (fm + 2), hi = fb - bias;
   tkc_uop *E = op2(g, TKC_OP_SHR, u, a, iconst(g, u, (uint64_t)fm));
-  E = where(g, lt(g, E, iconst(g, u, (uint64_t)lo)), iconst(g, u, (uint64_t)lo), where(g, lt(g, iconst(g, u, (uint64_t)hi), E), iconst(g, u, (uint64_t)hi), E));
+  E = where(g, cmplt(g, E, iconst(g, u, (uint64_t)lo)), iconst(g, u, (uint64_t)lo), where(g, cmplt(g, iconst(g, u, (uint64_t)hi), E), iconst(g, u, (uint64_t)hi), E));
   tkc_uop *cnt = op2(g, TKC_OP_SUB, u, iconst(g, u, (uint64_t)K), E); /* in [S + 1, fm + 2] */
   tkc_uop *mant = op2(g, TKC_OP_OR, u, op2(g, TKC_OP_AND, u, a, iconst(g, u, (one << fm) - 1)), iconst(g, u, one << fm));
   tkc_uop *half = op2(g, TKC_OP_SHL, u, iconst(g, u, 1), op2(g, TKC_OP_SUB, u, cnt, iconst(g, u, 1)));
   tkc_uop *sodd = op2(g, TKC_OP_AND, u, op2(g, TKC_OP_SHR, u, mant, cnt), iconst(g, u, 1));
   tkc_uop *sub = op2(g, TKC_OP_SHR, u, op2(g, TKC_OP_ADD, u, op2(g, TKC_OP_ADD, u, mant, op2(g, TKC_OP_SUB, u, half, iconst(g, u, 1))), sodd), cnt);
   /* range */
-  tkc_uop *body = where(g, lt(g, a, iconst(g, u, (uint64_t)(fb + 1 - bias) << fm)), sub, normal);
+  tkc_uop *body = where(g, cmplt(g, a, iconst(g, u, (uint64_t)(fb + 1 - bias) << fm)), sub, normal);
   if (fp8 == TKC_FLOAT8_E4M3FN) {
-    body = where(g, lt(g, iconst(g, u, float_bits(464.0, wide)), a), iconst(g, u, 0x7f), body);
+    body = where(g, cmplt(g, iconst(g, u, float_bits(464.0, wide)), a), iconst(g, u, 0x7f), body);
   } else {
-    body = where(g, lt(g, iconst(g, u, float_bits(61440.0, wide) - 1), a), iconst(g, u, 0x7c), body);
-    body = where(g, lt(g, iconst(g, u, float_bits(INFINITY, wide)), a), iconst(g, u, 0x7e), body);
+    body = where(g, cmplt(g, iconst(g, u, float_bits(61440.0, wide) - 1), a), iconst(g, u, 0x7c), body);
+    body = where(g, cmplt(g, iconst(g, u, float_bits(INFINITY, wide)), a), iconst(g, u, 0x7e), body);
   }
   return bitcast(g, cast(g, op2(g, TKC_OP_OR, u, sign, body), TKC_UINT8), (tkc_dtype)fp8);
 }

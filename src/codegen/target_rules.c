@@ -5,13 +5,11 @@
 #include <math.h>
 #include <stdatomic.h>
 #include "codegen/target_rules.h"
-#include "uops/uop_internal.h"
+#include "codegen/uop_build.h"
 
 #define M(name) tkc_match_get(m, name)
 
 /* ---------------------------------------------------------------- building blocks */
-
-static tkc_dt dt_n(tkc_dtype s, int n) { return tkc_dt_vec(tkc_dt_of(s), n); }
 
 /* a constant in render form: a scalar CONST, VECTORIZE of it for vectors */
 static tkc_uop *vconst(tkc_graph *g, tkc_dt dt, int64_t iv, double fv) {
@@ -24,18 +22,6 @@ static tkc_uop *vconst(tkc_graph *g, tkc_dt dt, int64_t iv, double fv) {
   return tkc_uop_new(g, TKC_OP_VECTORIZE, dt, dt.count, lanes, tkc_arg_none());
 }
 static tkc_uop *iconst(tkc_graph *g, tkc_dt dt, int64_t v) { return vconst(g, dt, v, (double)v); }
-
-static tkc_uop *op2(tkc_graph *g, tkc_op op, tkc_dt dt, tkc_uop *a, tkc_uop *b) {
-  tkc_uop *s[2] = {a, b};
-  return a && b ? tkc_uop_new(g, op, dt, 2, s, tkc_arg_none()) : NULL;
-}
-static tkc_uop *where(tkc_graph *g, tkc_uop *c, tkc_uop *a, tkc_uop *b) {
-  tkc_uop *s[3] = {c, a, b};
-  return c && a && b ? tkc_uop_new(g, TKC_OP_WHERE, a->dtype, 3, s, tkc_arg_none()) : NULL;
-}
-static tkc_uop *cmpne(tkc_graph *g, tkc_uop *a, tkc_uop *b) { return a ? op2(g, TKC_OP_CMPNE, dt_n(TKC_BOOL, a->dtype.count), a, b) : NULL; }
-static tkc_uop *cast(tkc_graph *g, tkc_uop *a, tkc_dtype s) { return a ? tkc_uop_cast(g, a, dt_n(s, a->dtype.count)) : NULL; }
-static tkc_uop *bitcast(tkc_graph *g, tkc_uop *a, tkc_dtype s) { return a ? tkc_uop_bitcast(g, a, dt_n(s, a->dtype.count)) : NULL; }
 
 /* u is the integer constant v (a CONST, or a VECTORIZE of one) */
 static bool is_const_int(const tkc_uop *u, int64_t v) {
