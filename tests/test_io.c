@@ -100,6 +100,34 @@ static void st_valid(buf *b) {
           data, sizeof data);
 }
 
+/* F8_E4M3 / F8_E5M2 (PyTorch's float8_e4m3fn / float8_e5m2): tkc's fp8 dtypes, values through a cast */
+static void test_safetensors_fp8(void **state) {
+  (void)state;
+  NEED_JANSSON();
+  const uint8_t data[4] = {0x38, 0xc0, 0x3c, 0xc0}; /* e4m3fn 1, -2; e5m2 1, -2 */
+  buf b = {0};
+  st_file(&b,
+          "{\"a\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]},"
+          "\"b\":{\"dtype\":\"F8_E5M2\",\"shape\":[2],\"data_offsets\":[2,4]}}",
+          data, sizeof data);
+  tkc_state *st = tkc_safetensors_load(ctx, write_file("f8.safetensors", b.p, b.n));
+  if (!st) fail_msg("%s", tkc_last_error());
+  const char *names[2] = {"a", "b"};
+  const tkc_dtype want_dt[2] = {TKC_FLOAT8_E4M3FN, TKC_FLOAT8_E5M2};
+  for (int i = 0; i < 2; i++) {
+    tkc_tensor *t = tkc_state_get(st, names[i]);
+    assert_non_null(t);
+    assert_int_equal(tkc_dtype_of(t), want_dt[i]);
+    tkc_tensor *f = tkc_cast(t, TKC_FLOAT32);
+    float v[2];
+    assert_int_equal(tkc_copy_out(f, v, sizeof v), TKC_OK);
+    assert_true(v[0] == 1.0f && v[1] == -2.0f);
+    tkc_tensor_free(f), tkc_tensor_free(t);
+  }
+  tkc_state_free(st);
+  free(b.p);
+}
+
 static void test_safetensors_load(void **state) {
   (void)state;
   NEED_JANSSON();
@@ -330,7 +358,7 @@ static void test_safetensors_bad(void **state) {
   st_bad("{\"w\":{\"shape\":[2],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "'w'", "dtype");
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[2],\"data_offsets\":[0]}}", 8, TKC_EINVAL, "'w'", "data_offsets");
   st_bad("{\"w\":{\"dtype\":\"F33\",\"shape\":[2],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "unknown dtype 'F33'", "'w'");
-  st_bad("{\"w\":{\"dtype\":\"F8_E4M3\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, TKC_EUNSUPPORTED, "F8_E4M3", "'w'");
+  st_bad("{\"w\":{\"dtype\":\"F8_E8M0\",\"shape\":[2],\"data_offsets\":[0,2]}}", 2, TKC_EUNSUPPORTED, "F8_E8M0", "'w'");
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[-2],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "'w'", "bad shape");
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[2.5],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "'w'", "bad shape");
   st_bad("{\"w\":{\"dtype\":\"F32\",\"shape\":[4294967296,4294967296,4294967296],\"data_offsets\":[0,8]}}", 8, TKC_EINVAL, "'w'", "bad shape");
@@ -754,7 +782,7 @@ static int teardown(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_safetensors_load), cmocka_unit_test(test_state_tensor_of_another_ctx),
+      cmocka_unit_test(test_safetensors_load), cmocka_unit_test(test_safetensors_fp8), cmocka_unit_test(test_state_tensor_of_another_ctx),
       cmocka_unit_test(test_safetensors_save), cmocka_unit_test(test_safetensors_bad),
       cmocka_unit_test(test_gguf_load),        cmocka_unit_test(test_gguf_quant),
       cmocka_unit_test(test_gguf_bad),

@@ -28,10 +28,10 @@ static const struct {
     {"F64", TKC_FLOAT64, 8}, {"F32", TKC_FLOAT32, 4}, {"F16", TKC_FLOAT16, 2}, {"BF16", TKC_BFLOAT16, 2},
     {"I64", TKC_INT64, 8},   {"I32", TKC_INT32, 4},   {"I16", TKC_INT16, 2},   {"I8", TKC_INT8, 1},
     {"U64", TKC_UINT64, 8},  {"U32", TKC_UINT32, 4},  {"U16", TKC_UINT16, 2},  {"U8", TKC_UINT8, 1},
-    {"BOOL", TKC_BOOL, 1},
+    {"BOOL", TKC_BOOL, 1},   {"F8_E4M3", TKC_FLOAT8_E4M3FN, 1}, {"F8_E5M2", TKC_FLOAT8_E5M2, 1},
 };
 /* dtypes the format defines that tkc has no dtype for */
-static const char *const other_dtypes[] = {"F8_E4M3", "F8_E5M2", "F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64", "C128"};
+static const char *const other_dtypes[] = {"F8_E8M0", "F6_E2M3", "F6_E3M2", "F4", "C64", "C128"};
 
 typedef struct {
   uint64_t begin, end;

@@ -110,7 +110,7 @@ class State(Owned):
         """(dtype, shape) of the tensor self[name] gives, without building it."""
         dt, nd, shape = _I(), _I(), (_I64 * 8)()
         check(_C["tkc_state_shape"](self._live(), name.encode(), ctypes.byref(dt), ctypes.byref(nd), shape))
-        return dtypes.DTYPES[dt.value], tuple(shape[:nd.value])
+        return dtypes.BY_CODE[dt.value], tuple(shape[:nd.value])
 
     def ggml_type(self, name):
         """The GGML type id of a GGUF tensor (0 F32, 1 F16, 8 Q8_0 ...); -1 for safetensors."""

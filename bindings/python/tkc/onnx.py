@@ -33,7 +33,7 @@ class Model(Owned):
         for i in range(len(self.input_names)):
             dt, nd, shape = ctypes.c_int(), ctypes.c_int(), (ctypes.c_int64 * 16)()
             check(lib.tkc_onnx_input_shape(self._m, i, ctypes.byref(dt), ctypes.byref(nd), shape, 16))
-            self.input_dtypes.append(dtypes.DTYPES[dt.value] if 0 <= dt.value < len(dtypes.DTYPES) else None)
+            self.input_dtypes.append(dtypes.BY_CODE.get(dt.value))
             # a dim the file names ("batch") or leaves open: None (any size); no shape at all: None
             self.input_shapes.append(None if nd.value < 0 else tuple(
                 None if lib.tkc_dim_is_var(d) or d < 0 else d for d in shape[:nd.value]))
