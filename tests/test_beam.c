@@ -45,10 +45,16 @@ static tkc_tensor *w_reduce(tkc_ctx *ctx, int salt) {
   return tkc_add(tkc_sum(x, 1, (const int[]){1}, 1), tkc_max(x, 1, (const int[]){0}, 1)); /* each axis */
 }
 
+/* a reduce whose output is float8_e4m3fn (the search fills and compares fp8 buffers by value) */
+static tkc_tensor *w_fp8(tkc_ctx *ctx, int salt) {
+  tkc_tensor *x = tkc_cast(ints(ctx, 2, (const int64_t[]){16 + salt, 64}, 6), TKC_FLOAT8_E4M3FN);
+  return tkc_cast(tkc_contiguous(tkc_sum(x, 1, (const int[]){1}, 1)), TKC_FLOAT32);
+}
+
 static const struct {
   const char *name;
   workload make;
-} WORK[] = {{"matmul", w_matmul}, {"conv2d", w_conv}, {"reduce", w_reduce}};
+} WORK[] = {{"matmul", w_matmul}, {"conv2d", w_conv}, {"reduce", w_reduce}, {"fp8 reduce", w_fp8}};
 
 static float *values(tkc_tensor *t, size_t *n) {
   *n = t ? (size_t)tkc_numel(t) : 0;

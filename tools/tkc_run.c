@@ -32,7 +32,7 @@ static double now_s(void) {
 
 static size_t itemsize(tkc_dtype dt) {
   switch (dt) {
-  case TKC_BOOL: case TKC_INT8: case TKC_UINT8: return 1;
+  case TKC_BOOL: case TKC_INT8: case TKC_UINT8: case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return 1;
   case TKC_INT16: case TKC_UINT16: case TKC_FLOAT16: case TKC_BFLOAT16: return 2;
   case TKC_INT32: case TKC_UINT32: case TKC_FLOAT32: return 4;
   default: return 8;

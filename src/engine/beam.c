@@ -76,7 +76,7 @@ static uint64_t shape_hash(const tkc_kshape *ks) {
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
 
 /* random values a kernel computes sensibly on: floats in [-1, 1) (16-bit floats: exact halves),
- * ints in [0, 8), bools 0/1 */
+ * ints in [0, 8), bools 0/1, fp8 multiples of 0.5 in [-1.5, 2] */
 static void fill_random(void *p, tkc_dtype dt, size_t n, uint32_t seed) {
   static const uint16_t half[8] = {0x3c00, 0x3800, 0xbc00, 0x3400, 0xb800, 0x4000, 0x0000, 0xb400};
   static const uint16_t bf16[8] = {0x3f80, 0x3f00, 0xbf80, 0x3e80, 0xbf00, 0x4000, 0x0000, 0xbe80};
@@ -89,6 +89,7 @@ static void fill_random(void *p, tkc_dtype dt, size_t n, uint32_t seed) {
     case TKC_FLOAT16: ((uint16_t *)p)[i] = half[r & 7]; break;
     case TKC_BFLOAT16: ((uint16_t *)p)[i] = bf16[r & 7]; break;
     case TKC_BOOL: ((unsigned char *)p)[i] = r & 1; break;
+    case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: ((uint8_t *)p)[i] = tkc_fp8_from_double((double)((int)(r & 7) - 3) * 0.5, dt); break;
     default: { /* integers, little-endian: the low byte in [0, 8) and the rest 0 */
       size_t sz = tkc_dtype_size(dt);
       memset((char *)p + i * sz, 0, sz);
@@ -109,6 +110,7 @@ static double value_at(const void *p, tkc_dtype dt, size_t i) {
   case TKC_FLOAT32: return ((const float *)p)[i];
   case TKC_FLOAT64: return ((const double *)p)[i];
   case TKC_FLOAT16: return half_value(((const uint16_t *)p)[i]);
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return tkc_fp8_to_float(((const uint8_t *)p)[i], dt);
   default: { /* BFLOAT16 */
     uint32_t bits = (uint32_t)((const uint16_t *)p)[i] << 16;
     float f;
@@ -121,13 +123,14 @@ static double value_at(const void *p, tkc_dtype dt, size_t i) {
 /* outputs of two versions of one kernel agree: floats within a relative 1e-3 of the largest
  * magnitude (the opts reorder sums), integers and bools exactly */
 static bool same_output(const void *a, const void *b, tkc_dtype dt, size_t n) {
-  if (dt != TKC_FLOAT32 && dt != TKC_FLOAT64 && dt != TKC_FLOAT16 && dt != TKC_BFLOAT16) return !memcmp(a, b, n * tkc_dtype_size(dt));
+  bool fp8 = dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2;
+  if (dt != TKC_FLOAT32 && dt != TKC_FLOAT64 && dt != TKC_FLOAT16 && dt != TKC_BFLOAT16 && !fp8) return !memcmp(a, b, n * tkc_dtype_size(dt));
   double scale = 0;
   for (size_t i = 0; i < n; i++) {
     double y = fabs(value_at(b, dt, i));
     if (isfinite(y) && y > scale) scale = y;
   }
-  double tol = (dt == TKC_FLOAT32 || dt == TKC_FLOAT64 ? 1e-3 : 1e-2) * (scale + 1);
+  double tol = (dt == TKC_FLOAT32 || dt == TKC_FLOAT64 ? 1e-3 : fp8 ? 1.25e-1 : 1e-2) * (scale + 1); /* fp8: 2-3 mantissa bits */
   for (size_t i = 0; i < n; i++) {
     double x = value_at(a, dt, i), y = value_at(b, dt, i);
     if (isnan(x) || isnan(y) ? isnan(x) != isnan(y) : isinf(y) ? x != y : fabs(x - y) > tol) return false;
