@@ -16,7 +16,7 @@ static tkc_tensor *reshape_to(tkc_tensor *t, int ndim, const int64_t *shape) { r
  * accumulate in float32, so the operands are widened before the multiply: each product is exact and
  * the result is rounded once (as cuBLAS / torch), not (half)(a*b) per term. Takes a and b. */
 static tkc_tensor *mul_sum(tkc_tensor *a, tkc_tensor *b, int naxes, const int *axes, tkc_dtype dt) {
-  bool widen = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2;
+  bool widen = tkc_dtype_is_narrow_float(dt);
   tkc_tensor *wa = a && widen ? tkc_cast(a, TKC_FLOAT32) : NULL, *wb = b && widen ? tkc_cast(b, TKC_FLOAT32) : NULL;
   tkc_tensor *p = widen ? (wa && wb ? tkc_mul(wa, wb) : NULL) : (a && b ? tkc_mul(a, b) : NULL);
   tkc_tensor *s = p ? tkc_sum(p, naxes, axes, 1) : NULL;

@@ -398,7 +398,7 @@ static tkc_tensor *sum_tensor(tkc_tensor *a, int naxes, const int *axes, int kee
   int mask[TKC_MAX_DIMS];
   if (tkc_check(a) || axes_mask("sum", a->node, naxes, axes, mask)) return NULL;
   tkc_dtype dt = a->node->dtype;
-  tkc_dtype out = dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? dt : sum_acc(dt);
+  tkc_dtype out = tkc_dtype_is_narrow_float(dt) ? dt : sum_acc(dt);
   return tkc_wrap(a->ctx, sum_node_ex(a->node, mask, keepdim, out, split));
 }
 

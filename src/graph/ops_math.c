@@ -49,9 +49,6 @@ static tkc_tensor *poly(tmps *s, tkc_tensor *z, const double *c, int n) {
 
 /* the float dtype ints and bool promote to (as tkc_sqrt), and the one math is computed in */
 static tkc_dtype float_of(tkc_dtype dt) { return tkc_dtype_is_float(dt) ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32); }
-static tkc_dtype work_of(tkc_dtype dt) {
-  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
-}
 
 /* signbit(x) for a float32/float64 x, from its bits */
 static tkc_tensor *signbit_(tmps *s, tkc_tensor *x) {
@@ -79,7 +76,7 @@ static tkc_tensor *math1(tkc_tensor *a, body_fn body, const double *p) {
   if (tkc_check(a)) return NULL;
   tmps s = {.n = 0};
   tkc_dtype out = float_of(dt_of(a));
-  tkc_tensor *x = cast(&s, a, work_of(out));
+  tkc_tensor *x = cast(&s, a, tkc_dtype_work(out));
   return done(&s, cast(&s, body(&s, x, p), out));
 }
 
@@ -111,7 +108,7 @@ static tkc_tensor *rounding(tkc_tensor *a, int mode) {
   if (dt == TKC_BOOL) return tkc_err_null(TKC_EDTYPE, "%s does not accept bool", (const char *[]){"trunc", "floor", "ceil", "round"}[mode]);
   if (!tkc_dtype_is_float(dt)) return tkc_cast(a, dt); /* integral already */
   tmps s = {.n = 0};
-  tkc_dtype w = work_of(dt);
+  tkc_dtype w = tkc_dtype_work(dt);
   tkc_tensor *x = cast(&s, a, w), *ax = fabs_(&s, x);
   tkc_tensor *small = and2(&s, ltc(&s, ax, w == TKC_FLOAT64 ? 0x1p52 : 0x1p23), nec(&s, x, 0));
   tkc_tensor *ia = cast(&s, wh(&s, small, ax, cst(&s, ax, 0)), w == TKC_FLOAT64 ? TKC_INT64 : TKC_INT32);
@@ -284,7 +281,7 @@ tkc_tensor *tkc_atan2(tkc_tensor *y, tkc_tensor *x) {
   tmps s = {.n = 0};
   tkc_tensor *z = K(&s, tkc_add(y, x)); /* checks ctx and broadcast, gives the promoted dtype */
   if (!z) return NULL;
-  tkc_dtype out = float_of(dt_of(z)), w = work_of(out);
+  tkc_dtype out = float_of(dt_of(z)), w = tkc_dtype_work(out);
   tkc_tensor *yy = cast(&s, y, w), *xx = cast(&s, x, w);
   tkc_tensor *yneg = signbit_(&s, yy), *xneg = signbit_(&s, xx);
   tkc_tensor *pi = whc(&s, yneg, -M_PI, cst(&s, yy, M_PI)); /* +-pi with y's sign */
@@ -322,7 +319,7 @@ static tkc_tensor *classify(tkc_tensor *a, int which) {
   tkc_lazy *n = a->node;
   if (!tkc_dtype_is_float(n->dtype)) return tkc_full(a->ctx, TKC_BOOL, n->ndim, n->shape, which == 2);
   tmps s = {.n = 0};
-  return done(&s, class_test(&s, cast(&s, a, work_of(n->dtype)), which));
+  return done(&s, class_test(&s, cast(&s, a, tkc_dtype_work(n->dtype)), which));
 }
 tkc_tensor *tkc_isnan(tkc_tensor *a) { return classify(a, 0); }
 tkc_tensor *tkc_isinf(tkc_tensor *a) { return classify(a, 1); }
@@ -333,7 +330,7 @@ tkc_tensor *tkc_lerp(tkc_tensor *a, tkc_tensor *b, tkc_tensor *w) {
   tmps s = {.n = 0};
   tkc_tensor *z = add(&s, add(&s, a, b), w); /* checks ctxs and shapes, gives the promoted dtype */
   if (!z) return done(&s, NULL);
-  tkc_dtype out = float_of(dt_of(z)), wd = work_of(out);
+  tkc_dtype out = float_of(dt_of(z)), wd = tkc_dtype_work(out);
   tkc_tensor *x = cast(&s, a, wd), *y = cast(&s, b, wd), *t = cast(&s, w, wd);
   tkc_tensor *d = sub(&s, y, x);
   tkc_tensor *lo = add(&s, x, mul(&s, t, d)), *hi = sub(&s, y, mul(&s, d, csub(&s, 1, t)));
@@ -371,7 +368,7 @@ tkc_tensor *tkc_prod(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
   flat[nk] = r;
   for (int i = 0, j = 0; i < n->ndim; i++)
     if (keepdim || !mask[i]) out[j++] = mask[i] ? 1 : n->shape[i];
-  tkc_tensor *x = cast(&s, a, work_of(n->dtype));
+  tkc_tensor *x = cast(&s, a, tkc_dtype_work(n->dtype));
   x = reshape(&s, n->ndim ? K(&s, tkc_permute(x, order)) : x, nk + 1, flat);
   tkc_tensor *p = prod_last(&s, x);
   return done(&s, cast(&s, reshape(&s, p, keepdim ? n->ndim : nk, out), n->dtype));
@@ -387,7 +384,7 @@ static tkc_tensor *var_(tmps *s, const char *what, tkc_tensor *a, int naxes, con
   if (!(correction >= 0 && correction <= (double)count))
     return tkc_err_null(TKC_EINVAL, "%s: correction %g is not in [0, %lld] (the number of reduced elements)", what, correction, (long long)count);
   *out = float_of(dt_of(a));
-  tkc_tensor *x = cast(s, a, work_of(*out));
+  tkc_tensor *x = cast(s, a, tkc_dtype_work(*out));
   tkc_tensor *d = sub(s, x, K(s, tkc_mean(x, naxes, axes, 1)));
   tkc_tensor *ss = K(s, tkc_sum(mul(s, d, d), naxes, axes, 1));
   return dvd(s, ss, cst(s, ss, (double)count - correction));
@@ -425,7 +422,7 @@ tkc_tensor *tkc_logsumexp(tkc_tensor *a, int naxes, const int *axes, int keepdim
   if (check_axes("logsumexp", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   tkc_dtype out = float_of(dt_of(a));
-  tkc_tensor *x = cast(&s, a, work_of(out));
+  tkc_tensor *x = cast(&s, a, tkc_dtype_work(out));
   tkc_tensor *m = K(&s, tkc_max(x, naxes, axes, 1));
   m = whc(&s, eqc(&s, fabs_(&s, m), INFINITY), 0, m); /* all -inf (or an inf): subtract nothing */
   tkc_tensor *l = add(&s, log_(&s, K(&s, tkc_sum(exp_(&s, sub(&s, x, m)), naxes, axes, 1))), m);

@@ -23,10 +23,6 @@ static tkc_tensor *isc(const tkc_tensor *like, int64_t v) { return tkc_scalar(li
 static tkc_tensor *iota(const tkc_tensor *like, int64_t n) { return tkc_arange(like->ctx, TKC_INT32, 0, (double)n, 1); }
 /* 1 / sqrt(a) */
 static tkc_tensor *rsqrt_(tmps *s, tkc_tensor *a) { return tmp(s, tkc_recip(tmp(s, tkc_sqrt(a)))); }
-/* 16-bit floats compute in float32 */
-static tkc_dtype acc_of(tkc_dtype dt) {
-  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
-}
 
 /* 0 when the first nreq tensors and the others given (NULL = absent) are usable and share a ctx */
 static int check_in(const char *op, int nreq, tkc_tensor *a, tkc_tensor *b, tkc_tensor *c, tkc_tensor *d, tkc_tensor *e) {
@@ -154,7 +150,7 @@ static tkc_tensor *affine(tmps *s, tkc_tensor *y, tkc_tensor *w, tkc_tensor *b, 
 
 tkc_tensor *tkc_layer_norm(tkc_tensor *x, int naxes, tkc_tensor *weight, tkc_tensor *bias, double eps) {
   if (check_in("layer_norm", 1, x, weight, bias, NULL, NULL) || check_norm("layer_norm", x, naxes, weight, bias, eps)) return NULL;
-  tkc_dtype dt = norm_dtype("layer_norm", x, weight, bias), acc = acc_of(dt);
+  tkc_dtype dt = norm_dtype("layer_norm", x, weight, bias), acc = tkc_dtype_work(dt);
   if (dt == TKC_VOID) return NULL;
   const tkc_lazy *n = x->node;
   int64_t groups = 1, m = 1;
@@ -186,7 +182,7 @@ tkc_tensor *tkc_rms_norm(tkc_tensor *x, int naxes, tkc_tensor *weight, double ep
   int axes[TKC_MAX_DIMS], nd = x->node->ndim;
   for (int i = 0; i < naxes; i++) axes[i] = nd - naxes + i;
   tmps tm = {0};
-  tkc_tensor *xa = T(tkc_cast(x, acc_of(dt)));
+  tkc_tensor *xa = T(tkc_cast(x, tkc_dtype_work(dt)));
   tkc_tensor *ms = T(tkc_mean(T(tkc_mul(xa, xa)), naxes, axes, 1));
   tkc_tensor *y = T(tkc_mul(xa, rsqrt_(&tm, T(tkc_add(ms, T(sc(ms, eps)))))));
   return finish(&tm, y ? affine(&tm, y, weight, NULL, dt) : NULL);
@@ -204,7 +200,7 @@ tkc_tensor *tkc_batch_norm(tkc_tensor *x, tkc_tensor *mean, tkc_tensor *var, tkc
   tkc_dtype dt = norm_dtype("batch_norm", x, weight, bias);
   if (dt == TKC_VOID) return NULL;
   dt = tkc_least_upper_dtype(dt, tkc_least_upper_dtype(tkc_dtype_of(mean), tkc_dtype_of(var)));
-  tkc_dtype acc = acc_of(dt);
+  tkc_dtype acc = tkc_dtype_work(dt);
   int64_t bshape[TKC_MAX_DIMS];
   for (int i = 0; i < n->ndim; i++) bshape[i] = i == 1 ? c : 1;
   tmps tm = {0};
@@ -376,7 +372,7 @@ tkc_tensor *tkc_max_pool2d(tkc_tensor *x, const int kernel[2], const int stride[
 tkc_tensor *tkc_avg_pool2d(tkc_tensor *x, const int kernel[2], const int stride[2], const int pad[2], int ceil_mode, int count_include_pad) {
   int64_t k[2], st[2], pd[2], dl[2], out[2];
   if (pool_args("avg_pool2d", x, kernel, stride, pad, NULL, ceil_mode, k, st, pd, dl, out)) return NULL;
-  tkc_dtype dt = tkc_dtype_of(x), acc = acc_of(dt);
+  tkc_dtype dt = tkc_dtype_of(x), acc = tkc_dtype_work(dt);
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "avg_pool2d needs a float x (got %s)", tkc_dtype_name(dt));
   const int64_t *xs = x->node->shape;
   tmps tm = {0};
@@ -435,7 +431,7 @@ tkc_tensor *tkc_interpolate(tkc_tensor *x, int64_t out_h, int64_t out_w, int mod
       return NULL;
     }
   if (numel_ok("interpolate", 4, (const int64_t[]){n->shape[0], n->shape[1], out_h, in[1] > out_w ? in[1] : out_w})) return NULL;
-  tkc_dtype wdt = mode == TKC_INTERP_NEAREST ? dt : acc_of(dt);
+  tkc_dtype wdt = mode == TKC_INTERP_NEAREST ? dt : tkc_dtype_work(dt);
   tmps tm = {0};
   tkc_tensor *y = T(tkc_reshape(x, 4, n->shape));
   if (out_h != in[0]) y = T(tkc_matmul(T(interp_weights(&tm, x, in[0], out_h, mode, align_corners, wdt)), y));

@@ -28,12 +28,8 @@ static const char *const scan_name[3] = {"cumsum", "cummax", "cumprod"};
 
 /* tkc_sum's result dtype: small ints in int32 / uint32, float16 and bfloat16 as they are */
 static tkc_dtype sum_dtype(tkc_dtype dt) {
-  if (tkc_dtype_is_float(dt)) return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32);
+  if (tkc_dtype_is_float(dt)) return tkc_dtype_is_narrow_float(dt) ? dt : tkc_least_upper_dtype(dt, TKC_FLOAT32);
   return tkc_least_upper_dtype(dt, tkc_dtype_is_unsigned(dt) ? TKC_UINT32 : TKC_INT32);
-}
-/* the dtype float16 / bfloat16 are computed in */
-static tkc_dtype work_of(tkc_dtype dt) {
-  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2 ? TKC_FLOAT32 : dt;
 }
 
 static double scan_identity(int kind, tkc_dtype dt) {
@@ -132,7 +128,7 @@ static tkc_tensor *scan(tkc_tensor *a, int axis, int kind) {
     x = reshape(&s, x, 2, (const int64_t[]){tkc_numel(x) / n->shape[ax], n->shape[ax]});
   }
   /* sums in their result's work dtype, products in a's (halves in float32), maxima as they are */
-  tkc_tensor *r = scan_last(&s, kind == SCAN_MAX ? x : cast(&s, x, work_of(out)), kind);
+  tkc_tensor *r = scan_last(&s, kind == SCAN_MAX ? x : cast(&s, x, tkc_dtype_work(out)), kind);
   r = reshape(&s, r, nd, swapped);
   return done(&s, cast(&s, K(&s, tkc_permute(r, order)), out));
 }

@@ -5,23 +5,19 @@
 #include "tkc.h"
 #include "tkc/ops_math.h" /* tkc_round, tkc_clamp */
 #include "tkc/ops_nn.h"
+#include "tkc/uop.h" /* tkc_dtype_is_float */
 
 /* the library's error recorder (src/base/common.h), declared here as src/io/quant.c does */
 tkc_status tkc_err(tkc_status s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-static bool is_float(tkc_dtype dt) {
-  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64 || dt == TKC_FLOAT8_E4M3FN ||
-         dt == TKC_FLOAT8_E5M2;
-}
-
 /* the temporaries of one call: every one is freed at the end (results keep what they read) */
-#define TMP_MAX 16
+#define TEMPS_MAX 16
 typedef struct tmps {
-  tkc_tensor *t[TMP_MAX];
+  tkc_tensor *t[TEMPS_MAX];
   int n;
 } tmps;
 static tkc_tensor *T(tmps *s, tkc_tensor *x) {
-  if (x && s->n < TMP_MAX) s->t[s->n++] = x;
+  if (x && s->n < TEMPS_MAX) s->t[s->n++] = x;
   return x;
 }
 static void drop(tmps *s) {
@@ -36,7 +32,7 @@ tkc_status tkc_quantize_int8_rows(tkc_tensor *w, tkc_tensor **q, tkc_tensor **sc
   tkc_dtype dt = tkc_dtype_of(w);
   if (dt == TKC_VOID) return tkc_last_status(); /* a freed or foreign handle: the error says which */
   if (tkc_ndim(w) != 2) return tkc_err(TKC_ESHAPE, "quantize_int8_rows: weights of %d dims (2 expected: rows, columns)", tkc_ndim(w));
-  if (!is_float(dt)) return tkc_err(TKC_EDTYPE, "quantize_int8_rows: weights of %s (a float dtype expected)", tkc_dtype_name(dt));
+  if (!tkc_dtype_is_float(dt)) return tkc_err(TKC_EDTYPE, "quantize_int8_rows: weights of %s (a float dtype expected)", tkc_dtype_name(dt));
   int64_t n = tkc_dim(w, 0), k = tkc_dim(w, 1);
   if (k <= 0) return tkc_err(TKC_ESHAPE, "quantize_int8_rows: rows of %lld values have no scale", (long long)k);
   tmps s = {.n = 0};
@@ -71,7 +67,7 @@ tkc_tensor *tkc_dequantize_int8_rows(tkc_tensor *q, tkc_tensor *scale) {
     (void)tkc_err(TKC_EINVAL, "dequantize_int8_rows: q and scale belong to different ctxs");
     return NULL;
   }
-  if (qd != TKC_INT8 || !is_float(sd)) {
+  if (qd != TKC_INT8 || !tkc_dtype_is_float(sd)) {
     (void)tkc_err(TKC_EDTYPE, "dequantize_int8_rows: q of %s and scale of %s (int8 and a float dtype expected)", tkc_dtype_name(qd),
                   tkc_dtype_name(sd));
     return NULL;

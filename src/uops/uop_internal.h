@@ -8,6 +8,11 @@
 /* The bounds range analysis assumes for dtype dt: the dtype's range for ints/bool, and
  * [INT64_MIN, INT64_MAX] ("nothing known") for floats, pointers and uint64. */
 TKC_HIDDEN void tkc_dt_range(tkc_dt dt, int64_t *lo, int64_t *hi);
+/* float16, bfloat16 and the fp8 types: floats narrower than float32, which tensors store as they are
+ * and compute in float32 (math, sums, matmuls accumulate there and round once) */
+TKC_HIDDEN bool tkc_dtype_is_narrow_float(tkc_dtype dt);
+/* the dtype dt is computed in: float32 for a narrow float, dt itself otherwise */
+TKC_HIDDEN tkc_dtype tkc_dtype_work(tkc_dtype dt);
 /* tinygrad's tuplize order: op, arg, dtype, then sources; 0 only for the same UOp. */
 TKC_HIDDEN int tkc_uop_cmp(const tkc_uop *a, const tkc_uop *b);
 
