@@ -288,14 +288,14 @@ static tkc_tensor *bad_dtype(const char *what, tkc_dtype dt) {
 
 tkc_tensor *tkc_cast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_NDTYPES || dt == TKC_VOID) return bad_dtype("cast", dt);
+  if (!tkc_dtype_is_tensor(dt)) return bad_dtype("cast", dt);
   if (tkc_ctx_check_dtype(a->ctx, dt, "cast")) return NULL;
   return tkc_wrap(a->ctx, tkc_lz_cast(a->node, dt, 0));
 }
 
 tkc_tensor *tkc_bitcast(tkc_tensor *a, tkc_dtype dt) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)dt >= TKC_NDTYPES || dt == TKC_VOID) return bad_dtype("bitcast", dt);
+  if (!tkc_dtype_is_tensor(dt)) return bad_dtype("bitcast", dt);
   if (tkc_dtype_size(dt) != tkc_dtype_size(a->node->dtype))
     return tkc_err_null(TKC_EDTYPE, "bitcast: %s (%zu bytes) -> %s (%zu bytes) needs two dtypes of one size", tkc_dtype_name(a->node->dtype),
                         tkc_dtype_size(a->node->dtype), tkc_dtype_name(dt), tkc_dtype_size(dt));

@@ -442,7 +442,7 @@ tkc_tensor *tkc_all(tkc_tensor *a, int naxes, const int *axes, int keepdim) {
 
 tkc_tensor *tkc_sum_acc(tkc_tensor *a, int naxes, const int *axes, int keepdim, tkc_dtype acc) {
   if (tkc_check(a)) return NULL;
-  if ((unsigned)acc >= TKC_NDTYPES || acc == TKC_VOID) return tkc_err_null(TKC_EDTYPE, "sum_acc: the accumulator %s is not a tensor dtype (%s)", tkc_dtype_str(acc), tkc_dtype_list());
+  if (!tkc_dtype_is_tensor(acc)) return tkc_err_null(TKC_EDTYPE, "sum_acc: the accumulator %s is not a tensor dtype (%s)", tkc_dtype_str(acc), tkc_dtype_list());
   if (check_axes("sum_acc", a, naxes, axes)) return NULL;
   tmps s = {.n = 0};
   return done(&s, cast(&s, K(&s, tkc_sum(cast(&s, a, acc), naxes, axes, keepdim)), acc));

@@ -128,8 +128,6 @@ tkc_ctx *tkc_tensor_ctx(const tkc_tensor *t) { return tkc_check(t) ? NULL : t->c
 
 /* ---------------------------------------------------------------- node builders */
 
-static int valid_dtype(tkc_dtype dt) { return (unsigned)dt < TKC_NDTYPES && dt != TKC_VOID; }
-
 /* the dims; a tensor's bytes must fit int64 (kernels index past 2^31 - 1 elements in int64), and
  * below 2^31 elements where the op says so (limit32: rand's counters are 32-bit) */
 static tkc_status check_shape(const char *what, tkc_ctx *ctx, int ndim, const int64_t *shape, tkc_dtype dt, int limit32) {
@@ -244,7 +242,7 @@ tkc_lazy *tkc_lz_broadcast(tkc_lazy *a, int ndim, const int64_t *shape) {
 static tkc_status check_ctx_dtype(const char *what, tkc_ctx *ctx, tkc_dtype dt) {
   if (!ctx) return tkc_err(TKC_EINVAL, "%s: NULL ctx", what);
   if (dt == TKC_VOID) return tkc_err(TKC_EDTYPE, "%s: void is not a tensor dtype (%s)", what, tkc_dtype_list());
-  if (!valid_dtype(dt)) return tkc_err(TKC_EDTYPE, "%s: %d is not a dtype (%s)", what, (int)dt, tkc_dtype_list());
+  if (!tkc_dtype_is_tensor(dt)) return tkc_err(TKC_EDTYPE, "%s: %d is not a dtype (%s)", what, (int)dt, tkc_dtype_list());
   return tkc_ctx_check_dtype(ctx, dt, what);
 }
 

@@ -98,6 +98,7 @@ size_t tkc_dtype_size(tkc_dtype dt) { return valid(dt) ? scalars[dt].size : 0; }
 bool tkc_dtype_is_float(tkc_dtype dt) { return valid(dt) && scalars[dt].is_float; }
 bool tkc_dtype_is_int(tkc_dtype dt) { return valid(dt) && scalars[dt].is_int; }
 bool tkc_dtype_is_unsigned(tkc_dtype dt) { return valid(dt) && scalars[dt].is_unsigned; }
+bool tkc_dtype_is_tensor(tkc_dtype dt) { return valid(dt) && dt != TKC_VOID; }
 bool tkc_dtype_is_narrow_float(tkc_dtype dt) { return tkc_dtype_is_float(dt) && scalars[dt].size < 4; }
 tkc_dtype tkc_dtype_work(tkc_dtype dt) { return tkc_dtype_is_narrow_float(dt) ? TKC_FLOAT32 : dt; }
 

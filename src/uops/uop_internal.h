@@ -8,6 +8,8 @@
 /* The bounds range analysis assumes for dtype dt: the dtype's range for ints/bool, and
  * [INT64_MIN, INT64_MAX] ("nothing known") for floats, pointers and uint64. */
 TKC_HIDDEN void tkc_dt_range(tkc_dt dt, int64_t *lo, int64_t *hi);
+/* dt is a tensor element type: in range and not TKC_VOID (the fp8 types come after it) */
+TKC_HIDDEN bool tkc_dtype_is_tensor(tkc_dtype dt);
 /* float16, bfloat16 and the fp8 types: floats narrower than float32, which tensors store as they are
  * and compute in float32 (math, sums, matmuls accumulate there and round once) */
 TKC_HIDDEN bool tkc_dtype_is_narrow_float(tkc_dtype dt);
