@@ -7,8 +7,7 @@
  *                                     not there.
  *   bench_llm MODEL.gguf DEVICE N_PREFILL N_DECODE RUNS [LOGITS.bin]
  *                                     examples/llama/llama_model on MODEL: a prefill of N_PREFILL tokens at
- *                                     position 0 (in pieces where the embedding lookup needs it: see
- *                                     run_model; the first run builds its kernels and is reported apart;
+ *                                     position 0 in one forward (the first run builds its kernels and is reported apart;
  *                                     then RUNS timed runs), then N_DECODE tokens through the captured
  *                                     decode step at positions N_PREFILL.. (the first step captures; then
  *                                     RUNS timed passes of N_DECODE steps). One JSON object on stdout:
@@ -118,17 +117,10 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
   const int marks = getenv("BENCH_LLM_MARK") != NULL;
   int status = 0;
   double cold_prefill = 0, best_prefill = 1e30, capture = 0, best_decode = 1e30;
-  const int chunk = n_prefill; /* the whole prompt in one forward (reported as prefill_chunk) */
-  for (int run = 0; run <= runs && !status; run++) {
+  for (int run = 0; run <= runs && !status; run++) { /* the whole prompt in one forward */
     if (marks) fprintf(stderr, "bench_llm: mark %s\n", run ? "prefill" : "cold");
     double t = now();
-    for (int at = 0; at < n_prefill && !status; at += chunk) {
-      int k = n_prefill - at < chunk ? n_prefill - at : chunk;
-      if (llama_prefill(m, ids + at, k, at, 0, logits)) {
-        fprintf(stderr, "bench_llm: prefill at %d: %s\n", at, llama_last_error());
-        status = 1;
-      }
-    }
+    if (llama_prefill(m, ids, n_prefill, 0, 0, logits)) fprintf(stderr, "bench_llm: prefill: %s\n", llama_last_error()), status = 1;
     t = now() - t;
     if (run == 0) cold_prefill = t;
     else if (t < best_prefill) best_prefill = t;
@@ -155,10 +147,10 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
     if (t < best_decode) best_decode = t;
   }
   if (!status)
-    printf("{\"bench\": \"llm_tkc\", \"device\": \"%s\", \"weight_type\": %d, \"n_prefill\": %d, \"prefill_chunk\": %d, \"n_decode\": %d, \"runs\": %d, \"load_s\": %.3f, "
+    printf("{\"bench\": \"llm_tkc\", \"device\": \"%s\", \"weight_type\": %d, \"n_prefill\": %d, \"n_decode\": %d, \"runs\": %d, \"load_s\": %.3f, "
            "\"prefill_cold_s\": %.3f, \"prefill_s\": %.4f, \"prefill_tok_s\": %.2f, \"decode_capture_s\": %.3f, \"decode_s\": %.4f, \"decode_tok_s\": %.2f, "
            "\"decode_kernels\": %d}\n",
-           tkc_ctx_device(ctx), llama_model_weight_type(m), n_prefill, chunk, n_decode, runs, t_load, cold_prefill, best_prefill, n_prefill / best_prefill, capture,
+           tkc_ctx_device(ctx), llama_model_weight_type(m), n_prefill, n_decode, runs, t_load, cold_prefill, best_prefill, n_prefill / best_prefill, capture,
            best_decode, n_decode / best_decode, llama_decode_kernels(m));
   fflush(stdout);
   free(ids), free(logits);

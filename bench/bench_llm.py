@@ -311,12 +311,11 @@ def main():
                     failed += 1
                     continue
                 dev = row["device"]
-                log("   tkc %s: prefill %.1f tok/s (in pieces of %d; first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
-                    (dev, row["prefill_tok_s"], row["prefill_chunk"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
+                log("   tkc %s: prefill %.1f tok/s (first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
+                    (dev, row["prefill_tok_s"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
                 common = {"type": kind, "device": dev, "threads": args.threads, "peer": peer}
                 emit(dict(bench="llm", phase="prefill", n=args.prefill, tkc_tok_s=row["prefill_tok_s"], peer_tok_s=round(pp, 2) if pp else None,
-                          ratio=round(row["prefill_tok_s"] / pp, 3) if pp else None, tkc_first_run_s=row["prefill_cold_s"],
-                          tkc_prefill_chunk=row["prefill_chunk"], **common))
+                          ratio=round(row["prefill_tok_s"] / pp, 3) if pp else None, tkc_first_run_s=row["prefill_cold_s"], **common))
                 gb = wbytes * 1e-9
                 emit(dict(bench="llm", phase="decode", n=args.decode, tkc_tok_s=row["decode_tok_s"], peer_tok_s=round(pd, 2) if pd else None,
                           ratio=round(row["decode_tok_s"] / pd, 3) if pd else None, weight_bytes=wbytes,
