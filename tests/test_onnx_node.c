@@ -3,7 +3,7 @@
  * compared with onnx's tolerance (rtol 1e-3, atol 1e-7 times the output's largest magnitude when above 1; a few ulps for float16 and bfloat16). A plain counted runner: each test runs in
  * a child process (a crash or a hang is a counted failure, not the end of the run). It prints
  * passed / failed / skipped by reason; it fails when any test fails. A test is skipped only for a
- * reason it names: a dtype tkc has no type for (string, complex, float8, 4-bit), sequences,
+ * reason it names: a dtype tkc has no type for (string, complex, the fnuz and e8m0 float8s, 4-bit), sequences,
  * optionals, training ops, another domain, random draws (Bernoulli, Random*: no reference can match
  * them), or an op/attribute the frontend refuses with TKC_EUNSUPPORTED (tallied by op).
  *   test_onnx_node [substring]      only the tests whose folder name contains substring
@@ -45,7 +45,7 @@ static const char *type_reason(int32_t t) {
   switch (t) {
   case 8: return "string dtype";
   case 14: case 15: return "complex dtype";
-  case 17: case 18: case 19: case 20: case 24: return "float8 dtype";
+  case 18: case 20: case 24: return "float8 dtype without a tkc type (fnuz, e8m0)";
   case 21: case 22: case 23: case 25: case 26: return "4-bit/2-bit dtype";
   default: return NULL;
   }
@@ -119,6 +119,7 @@ static double elem(tkc_dtype dt, const void *p, int64_t i) {
     double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(m + 1024, e - 25);
     return (h & 0x8000) ? -v : v;
   }
+  case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return tkc_fp8_to_float(((const uint8_t *)p)[i], dt);
   default: return NAN;
   }
 }

@@ -403,8 +403,9 @@ tkc_status onnx_build_dequantize(onnx_node *n) {
   int nd = tkc_ndim(x);
   tkc_dtype dt = tkc_dtype_of(sc);
   if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
-  tkc_tensor *xi = tkc_cast(x, TKC_INT32);
-  if (zp) xi = tkc_sub(xi, tkc_cast(zp, TKC_INT32));
+  tkc_dtype work = onnx_is_fp8(tkc_dtype_of(x)) ? TKC_FLOAT32 : TKC_INT32; /* a float8 x: its value */
+  tkc_tensor *xi = tkc_cast(x, work);
+  if (zp) xi = tkc_sub(xi, tkc_cast(zp, work));
   return onnx_set(n, 0, tkc_mul(tkc_cast(xi, dt), sc));
 }
 

@@ -5,6 +5,8 @@
 #include <string.h>
 #include "ops_util.h"
 
+/* saturate(round_half_even(x / scale) + zero_point) in the zero point's dtype (uint8 without one);
+ * a float8 one: x / scale + zero_point cast to it */
 tkc_status onnx_quant_quantize(onnx_node *n) {
   tkc_status s = onnx_need(n, 2);
   if (s) return s;
@@ -12,6 +14,13 @@ tkc_status onnx_quant_quantize(onnx_node *n) {
   tkc_dtype out = zp ? tkc_dtype_of(zp) : TKC_UINT8;
   const Onnx__AttributeProto *oa = onnx_attr(n, "output_dtype");
   if (oa && oa->has_i && oa->i && onnx_dtype_from_proto((int32_t)oa->i, &out) != TKC_OK) return onnx_node_err(n, tkc_last_status(), "%s", tkc_last_error());
+  int nd = tkc_ndim(x);
+  if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
+  tkc_tensor *q = tkc_div(tkc_cast(x, TKC_FLOAT32), tkc_cast(sc, TKC_FLOAT32));
+  if (onnx_is_fp8(out)) { /* x / scale + zero point, rounded to nearest even by the cast, saturated unless saturate=0 */
+    if (zp) q = tkc_add(q, tkc_cast(zp, TKC_FLOAT32));
+    return onnx_set(n, 0, tkc_cast(onnx_saturate_fp8(n, q, out), out));
+  }
   double lo, hi;
   switch (out) {
   case TKC_UINT8: lo = 0, hi = 255; break;
@@ -21,9 +30,7 @@ tkc_status onnx_quant_quantize(onnx_node *n) {
   case TKC_INT32: lo = -2147483648.0, hi = 2147483647.0; break;
   default: return onnx_node_err(n, TKC_EUNSUPPORTED, "output dtype %s", tkc_dtype_name(out));
   }
-  int nd = tkc_ndim(x);
-  if ((s = onnx_per_axis(n, nd, &sc, &zp))) return s;
-  tkc_tensor *q = tkc_round(tkc_div(tkc_cast(x, TKC_FLOAT32), tkc_cast(sc, TKC_FLOAT32)));
+  q = tkc_round(q);
   if (zp) q = tkc_add(q, tkc_cast(zp, TKC_FLOAT32));
   return onnx_set(n, 0, tkc_cast(tkc_clamp(q, lo, hi), out));
 }

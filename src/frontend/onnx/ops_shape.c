@@ -410,7 +410,6 @@ tkc_status onnx_shape_center_crop_pad(onnx_node *n) {
   }
   return onnx_set(n, 0, tkc_pad(tkc_shrink(x, rng), pads, 0));
 }
-/* saturate(round_half_even(x / scale) + zero_point) in the zero point's dtype (uint8 without one) */
 tkc_status onnx_shape_depth_to_space(onnx_node *n) {
   tkc_status s = onnx_need(n, 1);
   if (s) return s;

@@ -7,7 +7,7 @@
 
 /* ---------------------------------------------------------------- casts and constants */
 static tkc_status cast_to(onnx_node *n, tkc_dtype to) {
-  tkc_status s = onnx_set(n, 0, tkc_cast(onnx_in(n, 0), to));
+  tkc_status s = onnx_set(n, 0, tkc_cast(onnx_saturate_fp8(n, onnx_in(n, 0), to), to));
   if (!s && n->in[0]->host && onnx_is_int(to)) onnx_set_host(n, 0, onnx_dup_ints(n->in[0]->host, tkc_numel(onnx_in(n, 0))));
   return s;
 }

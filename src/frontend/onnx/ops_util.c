@@ -40,6 +40,12 @@ static tkc_tensor *unblock(tkc_tensor *t, int axis, int64_t block, int64_t dim) 
   return onnx_slice_axis(t, axis, 0, dim);
 }
 
+tkc_tensor *onnx_saturate_fp8(onnx_node *n, tkc_tensor *x, tkc_dtype dt) {
+  if (!onnx_is_fp8(dt) || !onnx_attr_int(n, "saturate", 1) || !onnx_is_float(tkc_dtype_of(x))) return x;
+  double max = dt == TKC_FLOAT8_E4M3FN ? 448 : 57344;
+  return tkc_clamp(x, -max, max);
+}
+
 tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **zero_point) {
   int64_t block = onnx_attr_int(n, "block_size", 0);
   if (block > 0) { /* blocked: the scale has x's rank; n->in[0] is x (QuantizeLinear, DequantizeLinear) */

@@ -27,7 +27,14 @@ static inline int onnx_axis(int64_t a, int ndim) { return a < -ndim || a >= ndim
 tkc_status onnx_per_axis(onnx_node *n, int nd, tkc_tensor **scale, tkc_tensor **zero_point);
 /* the output's host ints (takes ownership of vals) */
 void onnx_set_host(onnx_node *n, int k, int64_t *vals);
-static inline int onnx_is_float(tkc_dtype dt) { return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64; }
+static inline int onnx_is_fp8(tkc_dtype dt) { return dt == TKC_FLOAT8_E4M3FN || dt == TKC_FLOAT8_E5M2; }
+static inline int onnx_is_float(tkc_dtype dt) {
+  return dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT32 || dt == TKC_FLOAT64 || onnx_is_fp8(dt);
+}
+/* x ready for a cast to dt: for a float8 dt under the node's "saturate" attribute (default 1: Cast,
+ * CastLike, QuantizeLinear since opset 19), clamped to dt's largest finite value, so that overflow
+ * and infinities saturate instead of becoming NaN (e4m3fn) or inf (e5m2); NaN stays NaN */
+tkc_tensor *onnx_saturate_fp8(onnx_node *n, tkc_tensor *x, tkc_dtype dt);
 static inline int onnx_is_int(tkc_dtype dt) { return dt != TKC_BOOL && !onnx_is_float(dt); }
 static inline void onnx_shape_of(tkc_tensor *t, int *ndim, int64_t *shape) {
   *ndim = tkc_ndim(t);

@@ -35,7 +35,9 @@ tkc_status onnx_dtype_from_proto(int32_t t, tkc_dtype *dt) {
   case P_UINT32: *dt = TKC_UINT32; return TKC_OK;
   case P_UINT64: *dt = TKC_UINT64; return TKC_OK;
   case P_BFLOAT16: *dt = TKC_BFLOAT16; return TKC_OK;
-  default: break;
+  case P_F8E4M3FN: *dt = TKC_FLOAT8_E4M3FN; return TKC_OK;
+  case P_F8E5M2: *dt = TKC_FLOAT8_E5M2; return TKC_OK;
+  default: break; /* the FNUZ float8s (no -0, NaN 0x80) have no tkc dtype */
   }
   if (t > 0 && t <= 24) return tkc_err(TKC_EUNSUPPORTED, "ONNX: dtype %s (%d) is not supported", onnx_dtype_proto_name(t), (int)t);
   return tkc_err(TKC_EINVAL, "ONNX: unknown dtype %d", (int)t);
@@ -43,7 +45,7 @@ tkc_status onnx_dtype_from_proto(int32_t t, tkc_dtype *dt) {
 
 size_t onnx_itemsize(tkc_dtype dt) {
   switch (dt) {
-  case TKC_BOOL: case TKC_INT8: case TKC_UINT8: return 1;
+  case TKC_BOOL: case TKC_INT8: case TKC_UINT8: case TKC_FLOAT8_E4M3FN: case TKC_FLOAT8_E5M2: return 1;
   case TKC_INT16: case TKC_UINT16: case TKC_FLOAT16: case TKC_BFLOAT16: return 2;
   case TKC_INT32: case TKC_UINT32: case TKC_FLOAT32: return 4;
   default: return 8;
@@ -153,7 +155,7 @@ tkc_status onnx_tensor_decode(const Onnx__TensorProto *tp, const char *base_dir,
           else ((uint64_t *)buf)[i] = tp->uint64_data[i];
         }
       break;
-    default: /* int32_data holds the 8/16/32-bit ints, bool and the 16-bit floats' bits */
+    default: /* int32_data holds the 8/16/32-bit ints, bool and the 8/16-bit floats' bits */
       if (tp->n_int32_data != (size_t)numel) s = count_err(tp, "int32_data", tp->n_int32_data, numel);
       else
         for (int64_t i = 0; i < numel; i++) {
