@@ -94,6 +94,21 @@ static void test_matmul(void **state) {
       tr_checkk(tkc_matmul(ta, tb), &w, 1, what);
       tr_free(&w), tr_free(&a), tr_free(&b);
     }
+    /* b the transpose of an expression (N, K), K >= 512: copied in its own layout (a prefill's
+     * W^T of a dequantized weight), then read along k; the same at K < 512 copied transposed */
+    for (int c = 0; c < 2; c++) {
+      int64_t k = c ? 640 : 96;
+      href x, y;
+      ta = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(32, k), TR_DOM_ANY, NULL, &a);
+      tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(48, k), TR_DOM_ANY, NULL, &x);
+      tkc_tensor *ty = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(48, k), TR_DOM_ANY, NULL, &y);
+      href s = tr_binary(TR_ADD, &x, &y), st = tr_transpose(&s, 0, 1);
+      w = tr_matmul(&a, &st);
+      char what[80];
+      snprintf(what, sizeof what, "%s: matmul(a, transpose(x + y)), k %lld", dev, (long long)k);
+      tr_checkk(tkc_matmul(ta, tkc_transpose(tkc_add(tx, ty), 0, 1)), &w, 1, what);
+      tr_free(&w), tr_free(&a), tr_free(&x), tr_free(&y), tr_free(&s), tr_free(&st);
+    }
   }
   TR_END();
 }

@@ -81,13 +81,16 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
    * copy (..., K, N) first, so that the reduce vectorizes over N with a register tile as a matmul
    * does; read as it is, only k runs contiguously in both operands (dot products: a horizontal sum
    * per output, 2-3x slower at short k). Only when b is an expression: the kernel computing it then
-   * writes it transposed, at no extra pass (a realized b, a weight, would be copied on every use). */
+   * writes it transposed, at no extra pass (a realized b, a weight, would be copied on every use).
+   * From k = 512 on, the dot products run within 5-15% of the tile, and b's value is copied in its
+   * own (..., N, K) layout instead: a kernel writing it transposed reads its inputs across rows, which
+   * for a weight dequantized from packed blocks (a prefill's W^T) is a gather per lane, 4-8x slower. */
   tkc_tensor *b_in = b, *b_copy = NULL;
   const tkc_lazy *b_base = y;
   while (b_base->kind == TKC_LZ_MOVE) b_base = b_base->src[0];
   if (y->kind == TKC_LZ_MOVE && y->op == TKC_OP_PERMUTE && y->ndim >= 2 && m >= 16 && n >= 16 && k >= 16 && b_base->kind != TKC_LZ_BUFFER &&
       b_base->kind != TKC_LZ_CONST && y->arg[y->ndim - 1] != y->ndim - 1 && y->arg[y->ndim - 2] == y->ndim - 1) {
-    if (!(b_copy = tkc_contiguous(b))) return NULL;
+    if (!(b_copy = k >= 512 ? transposed_copy(b) : tkc_contiguous(b))) return NULL;
     b = b_copy, y = b->node;
   }
   /* b in panels (N/W, K, W), W the host matmul tile's width (two vectors), on host devices: the
