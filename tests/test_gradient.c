@@ -187,6 +187,10 @@ static tkc_tensor *c_conv_transpose2d_groups(tkc_tensor *const *x) {
 static tkc_tensor *c_max_pool_pad(tkc_tensor *const *x) {
   return tkc_max_pool2d(x[0], (const int[]){3, 2}, (const int[]){2, 2}, (const int[]){1, 1}, (const int[]){1, 2}, 1);
 }
+/* windows that do not overlap (kernel <= stride): laid out by a reshape, their gradient a view; an odd
+ * size leaves rows no window reads, ceil mode a partial window */
+static tkc_tensor *c_max_pool_tiles(tkc_tensor *const *x) { return tkc_max_pool2d(x[0], (const int[]){2, 2}, NULL, NULL, NULL, 0); }
+static tkc_tensor *c_max_pool_gaps(tkc_tensor *const *x) { return tkc_max_pool2d(x[0], (const int[]){2, 1}, (const int[]){3, 2}, NULL, NULL, 1); }
 static tkc_tensor *c_avg_pool_exclude(tkc_tensor *const *x) { return tkc_avg_pool2d(x[0], (const int[]){2, 3}, NULL, (const int[]){1, 1}, 0, 0); }
 static tkc_tensor *c_nearest_up(tkc_tensor *const *x) { return tkc_interpolate(x[0], 5, 7, TKC_INTERP_NEAREST, 0); }
 static tkc_tensor *c_nearest_down(tkc_tensor *const *x) { return tkc_interpolate(x[0], 2, 3, TKC_INTERP_NEAREST, 0); }
@@ -376,6 +380,8 @@ static const gcase CASES[] = {
     {"avg_pool2d (padded, ceil)", c_avg_pool, 1, {4}, {{1, 1, 5, 4}}, {-1}, {1}},
     {"cumsum", c_cumsum, 1, {2}, {{2, 5}}, {-1}, {1}},
     {"cumsum (a 40-element window)", c_cumsum, 1, {2}, {{2, 40}}, {-1}, {1}},
+    {"max_pool2d (2x2 tiles, a row and a column unread)", c_max_pool_tiles, 1, {4}, {{2, 3, 5, 7}}, {-1}, {1}},
+    {"max_pool2d (2x1 windows, stride 3x2, ceil)", c_max_pool_gaps, 1, {4}, {{1, 2, 7, 5}}, {-1}, {1}},
     {"max_pool2d (6x6 windows, stride 2x3)", c_max_pool_big, 1, {4}, {{1, 2, 11, 13}}, {-1}, {1}},
     {"avg_pool2d (7x5 windows)", c_avg_pool_big, 1, {4}, {{1, 1, 9, 8}}, {-1}, {1}},
     {"cross_entropy", c_cross_entropy, 1, {2}, {{3, 4}}, {-2}, {2}},

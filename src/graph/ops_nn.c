@@ -90,6 +90,22 @@ static int64_t out_len(int64_t len, int64_t k, int64_t s, int64_t d, int ceil, i
  * padding is in out), seen as stride-1 windows of KH*dh x KW*dw, whose
  * window and tap axes are then split into (OH, sh) and (KH, dh) (and so on) keeping index 0 of sh
  * and dh. */
+/* windows that do not overlap (kernel <= stride, no dilation: a 2x2 max-pool), as tinygrad's fast
+ * path: x padded or cut to (OH*sh, OW*sw), reshaped to (N, C, OH, sh, OW, sw), the first k of each
+ * stride kept and the kernel axes moved last. A view whose gradient is a view too (a WINDOW's sums
+ * shifted copies of it: a CNN's pool backward took five kernels). */
+static tkc_tensor *tiles(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], int64_t top, int64_t left, const int64_t out[2],
+                         double value) {
+  const int64_t *xs = x->node->shape;
+  int64_t nb = xs[0], c = xs[1], rows = out[0] * st[0], cols = out[1] * st[1];
+  int64_t bottom = rows - xs[2] - top, right = cols - xs[3] - left; /* < 0: rows past the last window */
+  int64_t pads[8] = {0, 0, 0, 0, top, bottom > 0 ? bottom : 0, left, right > 0 ? right : 0};
+  tkc_tensor *p = tmp(s, tkc_shrink(tmp(s, tkc_pad(x, pads, value)), (const int64_t[]){0, nb, 0, c, 0, rows, 0, cols}));
+  p = tmp(s, tkc_reshape(p, 6, (const int64_t[]){nb, c, out[0], st[0], out[1], st[1]}));
+  p = tmp(s, tkc_shrink(p, (const int64_t[]){0, nb, 0, c, 0, out[0], 0, k[0], 0, out[1], 0, k[1]}));
+  return tmp(s, tkc_permute(p, (const int[]){0, 1, 2, 4, 3, 5}));
+}
+
 static tkc_tensor *windows(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], const int64_t dl[2], int64_t top, int64_t left,
                            const int64_t out[2], double value) {
   if (!x) return NULL;
@@ -108,6 +124,13 @@ static tkc_tensor *windows(tmps *s, tkc_tensor *x, const int64_t k[2], const int
   w = tmp(s, tkc_reshape(w, 8, (const int64_t[]){nb, c, out[0], out[1], st[1], k[0], k[1], dl[1]}));
   w = tmp(s, tkc_shrink(w, (const int64_t[]){0, nb, 0, c, 0, out[0], 0, out[1], 0, 1, 0, k[0], 0, k[1], 0, 1}));
   return tmp(s, tkc_reshape(w, 6, (const int64_t[]){nb, c, out[0], out[1], k[0], k[1]}));
+}
+
+/* a pool's windows: tiles when they do not overlap (their gradient a view), else windows */
+static tkc_tensor *pool_windows(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], const int64_t dl[2], int64_t top, int64_t left,
+                                const int64_t out[2], double value) {
+  if (x && dl[0] == 1 && dl[1] == 1 && k[0] <= st[0] && k[1] <= st[1]) return tiles(s, x, k, st, top, left, out, value);
+  return windows(s, x, k, st, dl, top, left, out, value);
 }
 
 /* ---------------------------------------------------------------- normalization */
@@ -365,7 +388,7 @@ tkc_tensor *tkc_max_pool2d(tkc_tensor *x, const int kernel[2], const int stride[
   tkc_dtype dt = tkc_dtype_of(x);
   double low = tkc_dtype_is_float(dt) ? -INFINITY : dt == TKC_BOOL ? 0 : (double)tkc_dtype_min(dt);
   tmps tm = {0};
-  tkc_tensor *win = windows(&tm, x, k, st, dl, pd[0], pd[1], out, low);
+  tkc_tensor *win = pool_windows(&tm, x, k, st, dl, pd[0], pd[1], out, low);
   return finish(&tm, tkc_max(win, 2, (const int[]){4, 5}, 0));
 }
 
@@ -376,11 +399,11 @@ tkc_tensor *tkc_avg_pool2d(tkc_tensor *x, const int kernel[2], const int stride[
   if (!tkc_dtype_is_float(dt)) return tkc_err_null(TKC_EDTYPE, "avg_pool2d needs a float x (got %s)", tkc_dtype_name(dt));
   const int64_t *xs = x->node->shape;
   tmps tm = {0};
-  tkc_tensor *sum = T(tkc_sum(windows(&tm, T(tkc_cast(x, acc)), k, st, dl, pd[0], pd[1], out, 0), 2, (const int[]){4, 5}, 0));
+  tkc_tensor *sum = T(tkc_sum(pool_windows(&tm, T(tkc_cast(x, acc)), k, st, dl, pd[0], pd[1], out, 0), 2, (const int[]){4, 5}, 0));
   /* the divisor: the same windows over ones (the input, or the input and its padding) */
   int64_t ones_shape[4] = {xs[0], xs[1], xs[2] + (count_include_pad ? 2 * pd[0] : 0), xs[3] + (count_include_pad ? 2 * pd[1] : 0)};
   tkc_tensor *ones = T(tkc_full(x->ctx, acc, 4, ones_shape, 1));
-  tkc_tensor *cnt = T(tkc_sum(windows(&tm, ones, k, st, dl, count_include_pad ? 0 : pd[0], count_include_pad ? 0 : pd[1], out, 0), 2, (const int[]){4, 5}, 0));
+  tkc_tensor *cnt = T(tkc_sum(pool_windows(&tm, ones, k, st, dl, count_include_pad ? 0 : pd[0], count_include_pad ? 0 : pd[1], out, 0), 2, (const int[]){4, 5}, 0));
   return finish(&tm, tkc_cast(T(tkc_div(sum, cnt)), dt));
 }
 
