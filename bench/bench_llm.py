@@ -51,6 +51,8 @@ try:
     import numpy as np
     import gguf
     from gguf import GGMLQuantizationType as Q
+    sys.path.insert(0, os.path.join(HERE, "..", "tests"))
+    import llama_gguf  # the model files, as the tests write them
 except ImportError as e:
     log("bench_llm: skipped: numpy and gguf are needed to write the models (%s; pip install numpy gguf)" % e)
     sys.exit(0)
@@ -67,84 +69,17 @@ except Exception as e:  # ImportError, or its shared library failing to load
 
 # ---------------------------------------------------------------- the model files
 
-def vocab(n):
-    """a SentencePiece ("llama") vocabulary llama.cpp loads: <unk> <s> </s>, the 256 byte tokens, then
-    distinct filler pieces"""
-    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)]
-    tokens += ["\u2581t%d" % i for i in range(n - len(tokens))]
-    types = [2, 3, 3] + [6] * 256 + [1] * (n - 259)
-    return tokens, [0.0] * 259 + [-float(i) for i in range(n - 259)], types
-
-
-def weights(hp):
-    """(name, float32 array in numpy's (out, in) shape) in llama.cpp's order, from SEED"""
-    rng = np.random.default_rng(SEED)
-    e, f, hd = hp["n_embd"], hp["n_ff"], hp["n_embd"] // hp["n_head"]
-    qd, kvd = hp["n_head"] * hd, hp["n_head_kv"] * hd
-
-    def mat(rows, cols):
-        return (rng.standard_normal((rows, cols), dtype=np.float32) / np.float32(np.sqrt(cols)))
-
-    def norm(n):
-        return (1 + 0.1 * rng.standard_normal(n)).astype(np.float32)
-
-    yield "token_embd.weight", rng.standard_normal((hp["n_vocab"], e), dtype=np.float32)
-    for l in range(hp["n_layer"]):
-        p = "blk.%d." % l
-        yield p + "attn_norm.weight", norm(e)
-        yield p + "attn_q.weight", mat(qd, e)
-        yield p + "attn_k.weight", mat(kvd, e)
-        yield p + "attn_v.weight", mat(kvd, e)
-        yield p + "attn_output.weight", mat(e, qd)
-        yield p + "ffn_norm.weight", norm(e)
-        yield p + "ffn_gate.weight", mat(f, e)
-        yield p + "ffn_up.weight", mat(f, e)
-        yield p + "ffn_down.weight", mat(e, f)
-    yield "output_norm.weight", norm(e)
-    yield "output.weight", mat(hp["n_vocab"], e)
-
-
 def write_gguf(path, hp, qt):
     """the model with its 2-D weights in qt (F16, Q8_0, Q4_0 by gguf.quants; norms F32)"""
-    w = gguf.GGUFWriter(path + ".part", "llama")
-    w.add_context_length(hp["n_ctx"])
-    w.add_embedding_length(hp["n_embd"])
-    w.add_block_count(hp["n_layer"])
-    w.add_feed_forward_length(hp["n_ff"])
-    w.add_head_count(hp["n_head"])
-    w.add_head_count_kv(hp["n_head_kv"])
-    w.add_rope_freq_base(hp["rope_base"])
-    w.add_layer_norm_rms_eps(hp["eps"])
-    w.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
-    w.add_file_type({Q.F16: 1, Q.Q8_0: 7, Q.Q4_0: 2}[qt])  # llama_ftype
-    tokens, scores, types = vocab(hp["n_vocab"])
-    w.add_tokenizer_model("llama")
-    w.add_token_list(tokens)
-    w.add_token_scores(scores)
-    w.add_token_types(types)
-    w.add_bos_token_id(1)
-    w.add_eos_token_id(2)
-    for name, a in weights(hp):
+    w = llama_gguf.writer(path + ".part", hp, file_type={Q.F16: 1, Q.Q8_0: 7, Q.Q4_0: 2}[qt])
+    for name, a in llama_gguf.weights(np.random.default_rng(SEED), hp):
         if a.ndim == 1:
             w.add_tensor(name, a)
         elif qt == Q.F16:
             w.add_tensor(name, a.astype(np.float16))
         else:
             w.add_tensor(name, gguf.quants.quantize(a, qt), raw_dtype=qt)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
-    os.replace(path + ".part", path)
-
-
-def quantize_llama_cpp(src, path, ftype):
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = ftype
-    params.nthread = os.cpu_count() or 2
-    rc = llama_cpp.llama_model_quantize(src.encode(), (path + ".part").encode(), params)
-    if rc != 0:
-        raise RuntimeError("llama_model_quantize(%s) returned %d" % (src, rc))
+    llama_gguf.finish(w)
     os.replace(path + ".part", path)
 
 
@@ -158,7 +93,7 @@ def model_file(cache, kind):
     if kind == "Q4_K_M":
         if llama_cpp is None:
             return None
-        quantize_llama_cpp(model_file(cache, "F16"), path, llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M)
+        llama_gguf.quantize(llama_cpp, model_file(cache, "F16"), path, llama_cpp.LLAMA_FTYPE_MOSTLY_Q4_K_M, os.cpu_count() or 2)
     else:
         write_gguf(path, HP, Q[kind])
     log("bench_llm: wrote %s (%.0f MB) in %.1f s" % (path, os.path.getsize(path) / 1e6, time.perf_counter() - t))

@@ -34,6 +34,7 @@ try:
     import numpy as np
     import gguf
     from gguf import GGMLQuantizationType as Q
+    import llama_gguf  # the model files (tests/llama_gguf.py, beside this file)
 except ImportError as e:
     print("skipped: numpy and gguf are needed (%s; pip install gguf numpy)" % e)
     sys.exit(77)
@@ -73,27 +74,6 @@ def check(cond, what):
 
 # ---------------------------------------------------------------- the model file
 
-def random_weights(rng, hp):
-    """float32 weights in numpy's (out, in) shapes, by llama.cpp's GGUF names"""
-    e, f, hd = hp["n_embd"], hp["n_ff"], hp["n_embd"] // hp["n_head"]
-    qd, kvd = hp["n_head"] * hd, hp["n_head_kv"] * hd
-
-    def mat(rows, cols):
-        return (rng.standard_normal((rows, cols)) / np.sqrt(cols)).astype(np.float32)
-
-    def norm(n):
-        return (1 + 0.1 * rng.standard_normal(n)).astype(np.float32)
-
-    w = {"token_embd.weight": rng.standard_normal((hp["n_vocab"], e)).astype(np.float32), "output_norm.weight": norm(e),
-         "output.weight": mat(hp["n_vocab"], e)}
-    for l in range(hp["n_layer"]):
-        w.update({"blk.%d.attn_norm.weight" % l: norm(e), "blk.%d.attn_q.weight" % l: mat(qd, e), "blk.%d.attn_k.weight" % l: mat(kvd, e),
-                  "blk.%d.attn_v.weight" % l: mat(kvd, e), "blk.%d.attn_output.weight" % l: mat(e, qd),
-                  "blk.%d.ffn_norm.weight" % l: norm(e), "blk.%d.ffn_gate.weight" % l: mat(f, e),
-                  "blk.%d.ffn_up.weight" % l: mat(f, e), "blk.%d.ffn_down.weight" % l: mat(e, f)})
-    return w
-
-
 def random_k_blocks(rng, qt, shape):
     """random blocks of a K-quant with small finite scales (values of about 1 / sqrt(row length))"""
     block, nbytes = gguf.GGML_QUANT_SIZES[qt]
@@ -107,44 +87,16 @@ def random_k_blocks(rng, qt, shape):
     return raw.reshape(rows, cols // block * nbytes)
 
 
-def small_vocab(n_vocab):
-    """a SentencePiece ("llama") vocabulary of n_vocab tokens: <unk> <s> </s>, the 256 byte tokens, the
-    space mark and letters, then pieces of "hello world" (higher scores merge first)"""
-    sp = "\u2581"
-    tokens = ["<unk>", "<s>", "</s>"] + ["<0x%02X>" % b for b in range(256)] + [sp] + [chr(c) for c in range(ord("a"), ord("z") + 1)]
-    pieces = [sp + "h", "he", "ll", "lo", sp + "w", "or", "ld", "el", sp + "he", "llo", sp + "wor", "hel", "ell"]
-    tokens += pieces + ["%s%d" % (sp, i) for i in range(n_vocab - len(tokens) - len(pieces))]
-    scores = [0.0] * 259 + [-100.0 - i for i in range(27)] + [-float(i) for i in range(n_vocab - 286)]
-    types = [2, 3, 3] + [6] * 256 + [1] * (n_vocab - 259)
-    return tokens[:n_vocab], scores[:n_vocab], types[:n_vocab]
-
-
 def write_model(path, hp, qt, rng, tied=False, drop=None, vocab=False):
     """writes a llama GGUF whose 2-D weights are of type qt (norms stay F32, as llama.cpp writes them),
-    without the tensor named drop (and with small_vocab's vocabulary when vocab); returns the weights
+    without the tensor named drop (and with llama_gguf.vocab's vocabulary when vocab); returns the weights
     as the file holds them, dequantized to float32"""
-    w = random_weights(rng, hp)
+    w = dict(llama_gguf.weights(rng, hp))
     if tied:
         del w["output.weight"]
     if drop:
         del w[drop]
-    writer = gguf.GGUFWriter(path, "llama")
-    writer.add_context_length(hp["n_ctx"])
-    writer.add_embedding_length(hp["n_embd"])
-    writer.add_block_count(hp["n_layer"])
-    writer.add_feed_forward_length(hp["n_ff"])
-    writer.add_head_count(hp["n_head"])
-    writer.add_head_count_kv(hp["n_head_kv"])
-    writer.add_rope_freq_base(hp["rope_base"])
-    writer.add_layer_norm_rms_eps(hp["eps"])
-    writer.add_rope_dimension_count(hp["n_embd"] // hp["n_head"])
-    if vocab:
-        tokens, scores, types = small_vocab(hp["n_vocab"])
-        writer.add_tokenizer_model("llama")
-        writer.add_token_list(tokens)
-        writer.add_token_scores(scores)
-        writer.add_token_types(types)
-        writer.add_bos_token_id(1)
+    writer = llama_gguf.writer(path, hp, with_vocab=vocab, eos=None)
     held = {}
     for name, a in w.items():
         if a.ndim == 1 or qt == Q.F32:
@@ -157,10 +109,7 @@ def write_model(path, hp, qt, rng, tied=False, drop=None, vocab=False):
             packed = random_k_blocks(rng, qt, a.shape) if qt in K_QUANTS else gguf.quants.quantize(a, qt)
             writer.add_tensor(name, packed, raw_dtype=qt)
             held[name] = gguf.quants.dequantize(packed, qt).astype(np.float32).reshape(a.shape)
-    writer.write_header_to_file()
-    writer.write_kv_data_to_file()
-    writer.write_tensors_to_file()
-    writer.close()
+    llama_gguf.finish(writer)
     if tied:
         held["output.weight"] = held["token_embd.weight"]
     return held
@@ -170,12 +119,7 @@ def quantize_llama_cpp(src, dst, ftype):
     """src (a GGUF file) quantized to dst by llama.cpp's quantizer; returns its float32 weights as
     the file holds them (each tensor dequantized by gguf.quants by its own type) and {type: count} of
     the 2-D tensors"""
-    params = llama_cpp.llama_model_quantize_default_params()
-    params.ftype = ftype
-    params.nthread = 1
-    rc = llama_cpp.llama_model_quantize(src.encode(), dst.encode(), params)
-    if rc != 0:
-        raise RuntimeError("llama_model_quantize(%s, ftype %d) returned %d" % (src, ftype, rc))
+    llama_gguf.quantize(llama_cpp, src, dst, ftype)
     held, types = {}, {}
     for t in gguf.GGUFReader(dst).tensors:
         shape = tuple(int(d) for d in reversed(t.shape))  # numpy's row-major order: ggml's ne reversed
