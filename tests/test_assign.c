@@ -384,6 +384,18 @@ static void test_view_fixed(void **state) {
     assert_int_equal(tkc_realize(alias), TKC_OK);
     expect_n("block", x, want, 12);
     expect_n("block: view made before", flat, want, 12);
+    /* the column's handle is the same view of the written tensor: read element for element, in place */
+    assert_int_equal(tkc_assign(col, tkc_mul(col, tkc_scalar(ctx, TKC_FLOAT32, 3))), TKC_OK);
+    for (int r = 0; r < 4; r++) want[3 * r + 2] *= 3;
+    expect_n("column tripled", x, want, 12);
+    /* column 1 <- a reduce whose result is reshaped (its kernel computes in the reduce's shape) */
+    float w[20];
+    for (int i = 0; i < 20; i++) w[i] = (float)i;
+    tkc_tensor *sums = tkc_sum(tkc_tensor_new(ctx, TKC_FLOAT32, 3, (const int64_t[]){4, 1, 5}, w), 1, (const int[]){2}, 0); /* (4, 1) */
+    assert_int_equal(tkc_assign(tkc_shrink(x, (const int64_t[]){0, 4, 1, 2}), sums), TKC_OK);
+    for (int r = 0; r < 4; r++) want[3 * r + 1] = (float)(25 * r + 10);
+    expect_n("column of sums", x, want, 12);
+    expect_n("column of sums: view made before", flat, want, 12);
     tkc_ctx_free(ctx);
   }
 }
@@ -510,6 +522,15 @@ static void test_view_bad_inputs(void **state) {
   float got[3];
   assert_int_equal(tkc_copy_out(x, got, sizeof got), TKC_OK); /* untouched by the refused assigns */
   for (int i = 0; i < 3; i++) assert_true(got[i] == v[i]);
+  /* a view of the tensor as it was, while an assign to it is pending: the writes would have no order */
+  tkc_tensor *old_view = tkc_shrink(x, (const int64_t[]){0, 1, 0, 1}), *five = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 1}, 5);
+  assert_int_equal(tkc_assign(x, tkc_add(x, x)), TKC_OK);
+  assert_int_equal(tkc_assign(old_view, five), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "pending"));
+  assert_int_equal(tkc_realize(x), TKC_OK); /* then it is the tensor as it is: x sees the write */
+  assert_int_equal(tkc_assign(old_view, five), TKC_OK);
+  assert_int_equal(tkc_copy_out(x, got, sizeof got), TKC_OK);
+  assert_true(got[0] == 5 && got[1] == 4 && got[2] == 6);
   tkc_ctx_free(ctx);
 }
 

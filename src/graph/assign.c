@@ -103,7 +103,13 @@ static const char *move_name(int op) {
   }
 }
 
-/* dst a view: the node of its base after the write; its handles and the view's move to it */
+/* n is the tensor whose buffer target is: the view's base b, or a realized node that sees the whole
+ * buffer as it is (a handle kept from before an earlier realize of the tensor) */
+static bool is_the_tensor(const tkc_lazy *n, const tkc_lazy *b, const tkc_rbuf *target) {
+  return n == b || (n->kind == TKC_LZ_BUFFER && n->rbuf == target && tkc_lazy_owns_buffer(n));
+}
+
+/* dst a view: the node of its base after the write; the tensor's handles and the view's move to it */
 static tkc_status assign_view(tkc_tensor *dst, tkc_lazy *d, tkc_lazy *v) {
   tkc_lazy *b = view_base(d);
   int64_t len = 0;
@@ -117,12 +123,17 @@ static tkc_status assign_view(tkc_tensor *dst, tkc_lazy *d, tkc_lazy *v) {
                    "realized view): realize that tensor first, or assign to a view of the tensor that owns the buffer", tkc_dtype_str(b->dtype), TKC_NODE_SHAPE(b));
   if (tkc_shape_is_symbolic(b->ndim, b->shape))
     return tkc_err(TKC_EUNSUPPORTED, "assign: dst is a view of a tensor with variable-size dims %s (assign to a view of a fixed-size tensor)", TKC_NODE_SHAPE(b));
+  tkc_rbuf *target = b->target ? b->target : b->rbuf;
+  for (const tkc_tensor *h = dst->ctx->live; h; h = h->next) /* the two writes would have no order */
+    if (h->node != b && h->node->kind != TKC_LZ_BUFFER && h->node->target == target)
+      return tkc_err(TKC_EINVAL, "assign: dst is a view of the %s tensor of shape %s as it was before an assign still pending: realize "
+                     "the tensor first, or assign into a view of it as it is now", tkc_dtype_str(b->dtype), TKC_NODE_SHAPE(b));
   if (v == d) return TKC_OK;
   tkc_lazy *a = tkc_lazy_new(b->ctx, TKC_LZ_CONTIGUOUS, b->dtype, b->ndim, b->shape);
   if (!a) return tkc_last_status();
   tkc_lazy_set_src(a, 0, v);
   tkc_lazy_set_src(a, 1, d);
-  a->target = b->target ? b->target : b->rbuf;
+  a->target = target;
   a->target->refs++;
   tkc_st st;
   tkc_status s = tkc_lazy_assign_view_st(a, &st); /* (the view composes: found now, not at the realize) */
@@ -145,7 +156,13 @@ static tkc_status assign_view(tkc_tensor *dst, tkc_lazy *d, tkc_lazy *v) {
   }
   a->target->in_place = true;
   tkc_lazy_set_grad(b, NULL);
-  tkc_ctx_redirect(dst->ctx, b, a);
+  for (tkc_tensor *h = dst->ctx->live; h; h = h->next) /* (b stays alive: the view a reads holds it) */
+    if (is_the_tensor(h->node, b, target)) {
+      tkc_lazy *old = h->node;
+      tkc_lazy_ref(a);
+      h->node = a;
+      tkc_lazy_unref(old);
+    }
   tkc_ctx_redirect(dst->ctx, d, view);
   tkc_lazy_unref(view);
   tkc_lazy_unref(a);
