@@ -16,7 +16,8 @@ op for op: the same graphs, so the same kernels and the same logits as the C exa
 The model: hyperparameters from the llama.* metadata, llama.cpp's tensor names (token_embd.weight,
 blk.N.attn_q.weight, ..., output.weight or the embedding tied), RMSNorm, RoPE in ggml's mode 0 (pairs
 (x[2i], x[2i+1]) rotated by pos * base^(-2i/n_rot), as tables), grouped-query attention over a KV
-cache of (n_ctx, n_head_kv * head_dim) float32 buffers per layer written in place (assign), SwiGLU.
+cache of (n_ctx, n_head_kv * head_dim) float32 buffers per layer (each step assigns its rows into their
+view: written in place, the other rows untouched), SwiGLU.
 Quantized weights stay packed: tkc_state_get's lazy tensors dequantize inside the matmuls that read
 them. The prompt runs as one forward (prefill); each new token runs through one decode step captured
 once (tkc.Jit) and replayed with the position bound to a variable. Sampling runs on the host, as the
