@@ -319,7 +319,14 @@ TKC_API tkc_status tkc_realize_all(int n, tkc_tensor *const *ts);
  * x - lr * g): it reads the values from before the assign. Other views of dst's buffer see the new
  * values once it is realized, a jit replays the write into the same buffer, and dst keeps its
  * requires_grad and gradient. Kernels of one realize that read dst's old values run before the
- * write. */
+ * write.
+ * dst may also be a view of a tensor that owns its whole buffer, through reshapes, shrinks (also at
+ * a variable offset: tkc_dim_var), permutes and flips (each element of the view one of the buffer;
+ * an expand, pad or window, or a view of a lazy result: TKC_EINVAL): only the view's elements are
+ * written, in place (tinygrad's cache[pos:pos+1].assign(row): one row of a KV cache per step, not the
+ * whole cache). Every handle of that tensor becomes the tensor after the write, dst's handles the
+ * same view of it; under a jit the offset takes each replay's value of the variable. No gradient
+ * flows through such a write (the tensor stays a leaf). */
 TKC_API tkc_status tkc_assign(tkc_tensor *dst, tkc_tensor *value);
 /* Realizes t with these kernel opts (tkc/opts.h) for the kernel that computes t, instead of the
  * heuristics' (earlier kernels of its schedule keep theirs). TKC_EINVAL with the reason when an opt is

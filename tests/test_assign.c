@@ -1,7 +1,9 @@
 /* tkc_assign and tkc_realize_all (src/graph/assign.c, the ordering in graph/schedule.c) on every
  * device: in-place updates seen through other views, values that read their destination element
  * for element, reversed and reduced, chains of assigns, reads of the old values in the same
- * realize, gradients kept, a captured SGD step replayed against a host loop, and bad inputs. */
+ * realize, gradients kept, a captured SGD step replayed against a host loop, and bad inputs; assigns
+ * into views of a buffer (rows, columns, transposed blocks, a row at a variable position replayed by
+ * a jit like a KV cache step), their order against reads, and bad views. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -331,10 +333,213 @@ static void test_bad_inputs(void **state) {
   tkc_ctx_free(ctx), tkc_ctx_free(other);
 }
 
+/* ---------------------------------------------------------------- assigns into a view of a buffer */
+
+static const int64_t S43[] = {4, 3};
+
+/* t (n floats) equals want */
+static void expect_n(const char *what, tkc_tensor *t, const float *want, int n) {
+  float got[64];
+  tkc_status st = tkc_copy_out(t, got, (size_t)n * sizeof *got);
+  if (st) printf("%s: %s\n", what, tkc_last_error());
+  assert_int_equal(st, TKC_OK);
+  for (int i = 0; i < n; i++) {
+    if (fabsf(got[i] - want[i]) > 1e-5f) printf("%s: element %d is %g, want %g\n", what, i, got[i], want[i]);
+    assert_true(fabsf(got[i] - want[i]) <= 1e-5f);
+  }
+}
+
+/* rows, a column, a reversed transposed block: only those elements change, in the base's buffer,
+ * seen by its handles, by views made before, and by the destination view's handle */
+static void test_view_fixed(void **state) {
+  (void)state;
+  float v[12], want[12];
+  for (int i = 0; i < 12; i++) v[i] = want[i] = (float)i;
+  for (size_t d = 0; d < NDEV; d++) {
+    if (!tkc_device_available(DEVICES[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(DEVICES[d]);
+    for (int i = 0; i < 12; i++) want[i] = v[i];
+    tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, S43, v), *alias = tkc_tensor_ref(x);
+    tkc_tensor *flat = tkc_reshape(x, 1, (const int64_t[]){12}); /* a view made before the writes */
+    /* rows 1 and 2 <- 100 + 10 * x's rows 0 and 1 (reads the base, other rows: computed aside first) */
+    tkc_tensor *rows = tkc_shrink(x, (const int64_t[]){1, 3, 0, 3});
+    tkc_tensor *top = tkc_shrink(x, (const int64_t[]){0, 2, 0, 3});
+    assert_int_equal(tkc_assign(rows, tkc_add(tkc_mul(top, tkc_scalar(ctx, TKC_FLOAT32, 10)), tkc_scalar(ctx, TKC_FLOAT32, 100))), TKC_OK);
+    for (int i = 3; i < 9; i++) want[i] = 100 + 10 * v[i - 3];
+    expect_n("rows: base", x, want, 12);
+    expect_n("rows: alias", alias, want, 12);
+    expect_n("rows: view made before", flat, want, 12);
+    expect_n("rows: the view", rows, want + 3, 6);
+    /* column 2 <- -1 .. -4 */
+    tkc_tensor *col = tkc_shrink(x, (const int64_t[]){0, 4, 2, 3});
+    assert_int_equal(tkc_assign(col, tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){4, 1}, (const float[]){-1, -2, -3, -4})), TKC_OK);
+    for (int r = 0; r < 4; r++) want[3 * r + 2] = (float)-(r + 1);
+    expect_n("column", x, want, 12);
+    /* the block rows 2..4 x columns 0..2, transposed and flipped: value[c][r'] goes to row 3 - r', column c */
+    static const float blk[] = {7, 8, 9, 10};
+    tkc_tensor *block = tkc_flip(tkc_permute(tkc_shrink(x, (const int64_t[]){2, 4, 0, 2}), (const int[]){1, 0}), 1, (const int[]){1});
+    assert_int_equal(tkc_assign(block, tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){2, 2}, blk)), TKC_OK);
+    for (int c = 0; c < 2; c++)
+      for (int r = 0; r < 2; r++) want[3 * (3 - r) + c] = blk[2 * c + r];
+    assert_int_equal(tkc_realize(alias), TKC_OK);
+    expect_n("block", x, want, 12);
+    expect_n("block: view made before", flat, want, 12);
+    /* the column's handle is the same view of the written tensor: read element for element, in place */
+    assert_int_equal(tkc_assign(col, tkc_mul(col, tkc_scalar(ctx, TKC_FLOAT32, 3))), TKC_OK);
+    for (int r = 0; r < 4; r++) want[3 * r + 2] *= 3;
+    expect_n("column tripled", x, want, 12);
+    /* column 1 <- a reduce whose result is reshaped (its kernel computes in the reduce's shape) */
+    float w[20];
+    for (int i = 0; i < 20; i++) w[i] = (float)i;
+    tkc_tensor *sums = tkc_sum(tkc_tensor_new(ctx, TKC_FLOAT32, 3, (const int64_t[]){4, 1, 5}, w), 1, (const int[]){2}, 0); /* (4, 1) */
+    assert_int_equal(tkc_assign(tkc_shrink(x, (const int64_t[]){0, 4, 1, 2}), sums), TKC_OK);
+    for (int r = 0; r < 4; r++) want[3 * r + 1] = (float)(25 * r + 10);
+    expect_n("column of sums", x, want, 12);
+    expect_n("column of sums: view made before", flat, want, 12);
+    tkc_ctx_free(ctx);
+  }
+}
+
+/* reads of the base before the write run first, reads after see it; two pending writes into views
+ * of one buffer (and a read between them) keep their order */
+static void test_view_order(void **state) {
+  (void)state;
+  float v[12];
+  for (int i = 0; i < 12; i++) v[i] = (float)(i + 1);
+  for (size_t d = 0; d < NDEV; d++) {
+    if (!tkc_device_available(DEVICES[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(DEVICES[d]);
+    for (int order = 0; order < 2; order++) {
+      float want[12], old2[12], mid[12];
+      tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, S43, v), *two = tkc_scalar(ctx, TKC_FLOAT32, 2);
+      tkc_tensor *before = tkc_mul(x, two); /* the old values */
+      tkc_tensor *row0 = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 3}, (const float[]){-1, -2, -3});
+      assert_int_equal(tkc_assign(tkc_shrink(x, (const int64_t[]){0, 1, 0, 3}), row0), TKC_OK);
+      tkc_tensor *between = tkc_mul(x, two); /* row 0 written, row 3 not yet */
+      assert_int_equal(tkc_assign(tkc_shrink(x, (const int64_t[]){3, 4, 0, 3}), tkc_mul(row0, tkc_scalar(ctx, TKC_FLOAT32, 10))), TKC_OK);
+      for (int i = 0; i < 12; i++) old2[i] = 2 * v[i], want[i] = v[i];
+      for (int c = 0; c < 3; c++) want[c] = (float)-(c + 1), want[9 + c] = (float)(-10 * (c + 1));
+      for (int i = 0; i < 12; i++) mid[i] = 2 * (i < 3 ? want[i] : v[i]);
+      tkc_tensor *all[3] = {order ? x : before, between, order ? before : x};
+      tkc_status st = tkc_realize_all(3, all);
+      if (st) printf("%s: %s\n", DEVICES[d], tkc_last_error());
+      assert_int_equal(st, TKC_OK);
+      expect_n("before", before, old2, 12);
+      expect_n("between", between, mid, 12);
+      expect_n("after", x, want, 12);
+      tkc_tensor *after = tkc_add(x, x);
+      for (int i = 0; i < 12; i++) want[i] *= 2;
+      expect_n("read after", after, want, 12);
+    }
+    tkc_ctx_free(ctx);
+  }
+}
+
+/* a KV-cache step: the row at a variable position written in place, under jit replay */
+typedef struct cache_model {
+  tkc_tensor *cache; /* (8, 3) */
+  int64_t pos;       /* the position variable */
+} cache_model;
+
+static tkc_status cache_step(tkc_ctx *ctx, tkc_tensor *const *in, int nin, tkc_tensor **out, int nout, void *user) {
+  (void)nin, (void)nout;
+  cache_model *m = user;
+  int64_t end = m->pos + 1; /* (a token plus a constant: the variable plus it) */
+  tkc_tensor *row = tkc_shrink(m->cache, (const int64_t[]){m->pos, end, 0, 3});
+  tkc_status st = tkc_assign(row, tkc_add(in[0], tkc_scalar(ctx, TKC_FLOAT32, 0.5)));
+  if (!st) st = tkc_realize(m->cache);
+  out[0] = tkc_sum(m->cache, 1, (const int[]){0}, 0); /* reads the written cache: the column sums */
+  tkc_tensor_free(row);
+  return st;
+}
+
+static void test_view_variable_offset(void **state) {
+  (void)state;
+  for (size_t d = 0; d < NDEV; d++) {
+    if (!tkc_device_available(DEVICES[d])) continue;
+    tkc_ctx *ctx = tkc_ctx_new(DEVICES[d]);
+    float ref[24];
+    for (int i = 0; i < 24; i++) ref[i] = (float)(-i);
+    cache_model m = {tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){8, 3}, ref), tkc_dim_var(ctx, "kv_pos", 0, 7)};
+    tkc_tensor *before = tkc_reshape(m.cache, 1, (const int64_t[]){24}); /* a view of the cache made before */
+    tkc_jit *j = tkc_jit_new(ctx, cache_step, &m);
+    static const int positions[] = {3, 0, 7, 5, 3, 6};
+    int kernels = 0;
+    for (int step = 0; step < 6; step++) {
+      const int p = positions[step];
+      float row[3];
+      for (int c = 0; c < 3; c++) row[c] = (float)(10 * step + c);
+      tkc_tensor *in = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 3}, row), *out = NULL;
+      assert_int_equal(tkc_dim_bind(ctx, m.pos, p), TKC_OK);
+      tkc_status st = tkc_jit_run(j, &in, 1, &out, 1);
+      if (st) printf("%s step %d: %s\n", DEVICES[d], step, tkc_last_error());
+      assert_int_equal(st, TKC_OK);
+      if (step == 0) kernels = tkc_jit_kernels(j);
+      for (int c = 0; c < 3; c++) ref[3 * p + c] = row[c] + 0.5f;
+      float sums[3] = {0, 0, 0};
+      for (int r = 0; r < 8; r++)
+        for (int c = 0; c < 3; c++) sums[c] += ref[3 * r + c];
+      expect_n("the whole cache", m.cache, ref, 24);
+      expect_n("a view made before", before, ref, 24);
+      expect_n("the sums read after the write", out, sums, 3);
+      tkc_tensor_free(out), tkc_tensor_free(in);
+    }
+    assert_true(kernels > 0);
+    assert_int_equal(tkc_jit_kernels(j), kernels); /* replayed: nothing built after the capture */
+    /* outside a jit, at a bound position */
+    assert_int_equal(tkc_dim_bind(ctx, m.pos, 2), TKC_OK);
+    tkc_tensor *row = tkc_shrink(m.cache, (const int64_t[]){m.pos, m.pos + 1, 0, 3});
+    assert_int_equal(tkc_assign(row, tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 3}, 42)), TKC_OK);
+    for (int c = 0; c < 3; c++) ref[6 + c] = 42;
+    expect_n("bound position", m.cache, ref, 24);
+    tkc_jit_free(j);
+    tkc_ctx_free(ctx);
+  }
+}
+
+static void test_view_bad_inputs(void **state) {
+  (void)state;
+  static const float v[] = {1, 2, 3};
+  tkc_ctx *ctx = tkc_ctx_new("INTERP");
+  tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 3}, v);
+  tkc_tensor *row2 = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){2, 3}, 5);
+  assert_int_equal(tkc_assign(tkc_expand(x, 2, (const int64_t[]){2, 3}), row2), TKC_EINVAL); /* not one to one */
+  assert_non_null(strstr(tkc_last_error(), "expand"));
+  assert_int_equal(tkc_assign(tkc_pad(x, (const int64_t[]){0, 1, 0, 0}, 0), row2), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "pad"));
+  tkc_tensor *part = tkc_shrink(x, (const int64_t[]){0, 1, 1, 3});
+  assert_int_equal(tkc_assign(part, tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){2, 1}, 5)), TKC_ESHAPE);
+  assert_non_null(strstr(tkc_last_error(), "(2,1)"));
+  assert_int_equal(tkc_assign(part, tkc_full(ctx, TKC_INT32, 2, (const int64_t[]){1, 2}, 5)), TKC_ESHAPE);
+  assert_non_null(strstr(tkc_last_error(), "int32"));
+  tkc_tensor *lazy_view = tkc_shrink(tkc_add(x, x), (const int64_t[]){0, 1, 1, 3}); /* a view of a result not computed */
+  assert_int_equal(tkc_assign(lazy_view, tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 2}, 5)), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "does not own its whole buffer"));
+  tkc_tensor *realized_view = tkc_shrink(x, (const int64_t[]){0, 1, 0, 2});
+  assert_int_equal(tkc_realize(realized_view), TKC_OK);
+  assert_int_equal(tkc_assign(tkc_shrink(realized_view, (const int64_t[]){0, 1, 0, 1}), tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 1}, 5)),
+                   TKC_EINVAL);
+  float got[3];
+  assert_int_equal(tkc_copy_out(x, got, sizeof got), TKC_OK); /* untouched by the refused assigns */
+  for (int i = 0; i < 3; i++) assert_true(got[i] == v[i]);
+  /* a view of the tensor as it was, while an assign to it is pending: the writes would have no order */
+  tkc_tensor *old_view = tkc_shrink(x, (const int64_t[]){0, 1, 0, 1}), *five = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){1, 1}, 5);
+  assert_int_equal(tkc_assign(x, tkc_add(x, x)), TKC_OK);
+  assert_int_equal(tkc_assign(old_view, five), TKC_EINVAL);
+  assert_non_null(strstr(tkc_last_error(), "pending"));
+  assert_int_equal(tkc_realize(x), TKC_OK); /* then it is the tensor as it is: x sees the write */
+  assert_int_equal(tkc_assign(old_view, five), TKC_OK);
+  assert_int_equal(tkc_copy_out(x, got, sizeof got), TKC_OK);
+  assert_true(got[0] == 5 && got[1] == 4 && got[2] == 6);
+  tkc_ctx_free(ctx);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_in_place), cmocka_unit_test(test_old_values_first), cmocka_unit_test(test_gradient_kept),
       cmocka_unit_test(test_captured_sgd), cmocka_unit_test(test_captured_accumulation), cmocka_unit_test(test_bad_inputs),
+      cmocka_unit_test(test_view_fixed), cmocka_unit_test(test_view_order), cmocka_unit_test(test_view_variable_offset),
+      cmocka_unit_test(test_view_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,7 +23,6 @@ struct llama_model {
   tkc_tensor *out_norm, *w_out;                /* (n_embd), (n_embd, n_vocab) */
   llama_layer *layers;
   tkc_tensor *rope_cos, *rope_sin;             /* (n_ctx, head_dim): see rope_tables */
-  tkc_tensor *rows;                            /* (n_ctx, 1) int32: the cache's row numbers */
   /* the decode step */
   int64_t pos_var;                             /* the position variable of the captured step */
   tkc_tensor *token_in;                        /* (1) int32: the step's input, refilled per call */
@@ -204,14 +203,13 @@ llama_model *llama_model_load(tkc_ctx *ctx, const char *path, int64_t max_ctx) {
     return llama_model_free(m), NULL;
   }
   if (read_hparams(m, max_ctx) || read_weights(m) || rope_tables(m)) return llama_model_free(m), NULL;
-  m->rows = tkc_reshape(tkc_arange(ctx, TKC_INT32, 0, (double)m->hp.n_ctx, 1), 2, (const int64_t[]){m->hp.n_ctx, 1});
   /* the variable's name is unique per model: several models may share a ctx */
   static int models;
   char var[32];
   snprintf(var, sizeof var, "llama_pos%d", models++);
   m->pos_var = tkc_dim_var(ctx, var, 0, m->hp.n_ctx - 1);
   m->token_in = tkc_tensor_new(ctx, TKC_INT32, 1, (const int64_t[]){1}, NULL);
-  if (!m->rows || !m->pos_var || !m->token_in) {
+  if (!m->pos_var || !m->token_in) {
     fail_tkc("llama: decode step");
     return llama_model_free(m), NULL;
   }
@@ -229,7 +227,7 @@ void llama_model_free(llama_model *m) {
     }
     free(m->layers);
   }
-  tkc_tensor *all[] = {m->tok_embd, m->out_norm, m->w_out, m->rope_cos, m->rope_sin, m->rows, m->token_in};
+  tkc_tensor *all[] = {m->tok_embd, m->out_norm, m->w_out, m->rope_cos, m->rope_sin, m->token_in};
   for (size_t i = 0; i < sizeof all / sizeof *all; i++) tkc_tensor_free(all[i]);
   tkc_state_free(m->st);
   free(m);
@@ -272,23 +270,20 @@ static tkc_tensor *attention(const llama_model *m, tkc_tensor *q, const llama_la
   return tkc_reshape(tkc_permute(o, back_order), 2, (const int64_t[]){n, hp->n_head * hd});
 }
 
-/* the cache rows [pos, pos + n) of dst replaced by src (n, kvd), in place */
-static tkc_status cache_write(const llama_model *m, tkc_tensor *dst, tkc_tensor *src, tkc_tensor *written, int64_t pos, int64_t n) {
-  /* one token broadcasts over the rows; a batch at a fixed position is padded to the cache's rows */
-  tkc_tensor *full = n == 1 ? src : tkc_pad(src, (const int64_t[]){pos, m->hp.n_ctx - pos - n, 0, 0}, 0.0);
-  return tkc_assign(dst, tkc_where(written, full, dst));
+/* the cache rows [pos, pos + n) of dst replaced by src (n, kvd), in place: an assign into that view
+ * writes those rows only (pos may be the position variable: each replay's rows) */
+static tkc_status cache_write(const llama_model *m, tkc_tensor *dst, tkc_tensor *src, int64_t pos, int64_t n) {
+  tkc_tensor *rows = tkc_shrink(dst, (const int64_t[]){pos, pos + n, 0, m->hp.n_head_kv * m->hp.head_dim});
+  return tkc_assign(rows, src);
 }
 
 static tkc_tensor *forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int all_logits) {
   tkc_ctx *ctx = m->ctx;
   const llama_hparams *hp = &m->hp;
   const int64_t n = tkc_dim(tokens, 0), e = hp->n_embd, hd = hp->head_dim, len = pos + n;
-  tkc_tensor *at = tkc_dim_is_var(pos) ? tkc_dim_scalar(ctx, pos) : tkc_scalar(ctx, TKC_INT32, (double)pos);
   /* the RoPE rows of these positions, (n, 1, head_dim) */
   tkc_tensor *cos_rows = tkc_reshape(tkc_shrink(m->rope_cos, (const int64_t[]){pos, len, 0, hd}), 3, (const int64_t[]){n, 1, hd});
   tkc_tensor *sin_rows = tkc_reshape(tkc_shrink(m->rope_sin, (const int64_t[]){pos, len, 0, hd}), 3, (const int64_t[]){n, 1, hd});
-  /* the cache rows this batch writes: (n_ctx, 1) */
-  tkc_tensor *written = n == 1 ? tkc_eq(m->rows, at) : tkc_and(tkc_ge(m->rows, at), tkc_lt(m->rows, tkc_scalar(ctx, TKC_INT32, (double)len)));
   /* causal: query i (position pos + i) sees the cache rows r <= pos + i; one token sees all len rows */
   tkc_tensor *mask = NULL;
   if (n > 1) {
@@ -302,7 +297,7 @@ static tkc_tensor *forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int 
     tkc_tensor *q = rope(m, tkc_matmul(h, L->wq), n, hp->n_head, cos_rows, sin_rows);
     tkc_tensor *k = rope(m, tkc_matmul(h, L->wk), n, hp->n_head_kv, cos_rows, sin_rows);
     tkc_tensor *v = tkc_matmul(h, L->wv);
-    if (!q || !k || !v || cache_write(m, L->k_cache, k, written, pos, n) || cache_write(m, L->v_cache, v, written, pos, n)) return NULL;
+    if (!q || !k || !v || cache_write(m, L->k_cache, k, pos, n) || cache_write(m, L->v_cache, v, pos, n)) return NULL;
     /* the caches and the layer's input are computed now: the attention reads the written caches, and
      * the rest of the layer reads x from its buffer instead of computing it again */
     tkc_tensor *now[3] = {x, L->k_cache, L->v_cache};

@@ -16,8 +16,9 @@
  * n_head_kv). Everything is float32 math.
  *
  * The KV cache is two (n_ctx, n_head_kv * head_dim) float32 buffers per layer, written in place with
- * tkc_assign (rows [pos, pos + n) replaced by a where over the whole buffer: tkc_assign takes a whole
- * buffer, not a view), and attention reads the first pos + n rows with a causal mask.
+ * tkc_assign into the view of rows [pos, pos + n) (a kernel writes those rows only; a decode step's
+ * pos is the position variable, so each replay writes its own row), and attention reads the first
+ * pos + n rows with a causal mask.
  *
  * Errors: NULL / a non-zero tkc_status, and the reason in llama_last_error() (which includes
  * tkc_last_error() when tkc failed). A model belongs to its ctx and is used by one thread. */

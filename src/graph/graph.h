@@ -156,6 +156,13 @@ TKC_HIDDEN void tkc_lazy_mark_composite(tkc_lazy *out, tkc_composite_op op, int 
  * tkc_ctx_redirect: every handle of ctx on from is on to from now on. */
 TKC_HIDDEN tkc_lazy *tkc_lazy_assign(tkc_lazy *d, tkc_lazy *v);
 TKC_HIDDEN void tkc_ctx_redirect(struct tkc_ctx *ctx, tkc_lazy *from, tkc_lazy *to);
+/* An assign into a view (tkc_assign of a view of a buffer-owning tensor): a CONTIGUOUS node of the
+ * base's shape, src[0] the value (the view's shape), src[1] the view (movement ops over the base's
+ * previous node), target the base's buffer; its kernel stores value through the view. */
+static inline bool tkc_lazy_is_view_assign(const tkc_lazy *n) { return n->kind == TKC_LZ_CONTIGUOUS && n->target && n->nsrc == 2; }
+/* The view (over the base's contiguous buffer) through which view assign a stores (TKC_EUNSUPPORTED
+ * when it does not fit TKC_MAX_VIEWS). */
+TKC_HIDDEN tkc_status tkc_lazy_assign_view_st(const tkc_lazy *a, tkc_st *st);
 /* n is a BUFFER that sees its whole buffer contiguously (writable in place: copy_in, assign). */
 TKC_HIDDEN bool tkc_lazy_owns_buffer(const tkc_lazy *n);
 /* n is a realized buffer seen, through movement ops, as a contiguous (row-major, unmasked) view:

@@ -836,10 +836,16 @@ static const tkc_lazy *reduce_below(const tkc_schedule *s, const tkc_lazy *n, in
  * after the reduce, by the thread that then writes it: a gradient added into its buffer as the
  * matmul that computes it ends). 1 when it reads it otherwise, 0 when not, -1 (error set) when out
  * of memory. */
-static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink) {
+/* input in holds target's buffer when the kernel runs: a buffer over it, or a pending assign of it
+ * (an earlier kernel of the schedule writes it there) */
+static bool reads_buffer(const tkc_lazy *in, const tkc_rbuf *target) {
+  return in->kind == TKC_LZ_BUFFER ? in->rbuf == target : in->target == target;
+}
+
+static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink, const tkc_rbuf *target) {
   const tkc_uop *store = sink->src[0], *out_view = store->src[1];
   int reads = 0;
-  for (int i = 0; i < k->ninputs; i++) reads |= k->inputs[i]->kind == TKC_LZ_BUFFER && k->inputs[i]->rbuf == k->root->target;
+  for (int i = 0; i < k->ninputs; i++) reads |= reads_buffer(k->inputs[i], target);
   if (!reads) return 0;
   if (k->root->ctx->dev->impl->no_write_aliasing) return 1;
   size_t n = 0;
@@ -852,22 +858,39 @@ static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink) {
     int64_t g = u->src[0]->arg.v.i;
     if (g < 1 || g > k->ninputs) continue;
     const tkc_lazy *in = k->inputs[g - 1];
-    if (in->kind == TKC_LZ_BUFFER && in->rbuf == k->root->target)
+    if (reads_buffer(in, target))
       unsafe = u->src[1]->op != out_view->op || !tkc_arg_eq(&u->src[1]->arg, &out_view->arg);
   }
   tkc_free(all);
   return unsafe;
 }
 
+/* the node a view assign writes over when that is a pending assign of the buffer (its write comes
+ * first), else NULL */
+static const tkc_lazy *written_over(const tkc_lazy *n) {
+  if (!tkc_lazy_is_view_assign(n)) return NULL;
+  const tkc_lazy *b = n->src[1];
+  while (b->kind == TKC_LZ_MOVE) b = b->src[0];
+  return b->kind == TKC_LZ_BUFFER ? NULL : b;
+}
+
 static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (is_planned(s, n)) return TKC_OK;
-  kernel k = {.s = s, .root = n};
+  /* an assign into a view: the kernel computes the value (the view's shape) and stores it through
+   * the view into the base's buffer; the value is its root unless it is a kernel boundary itself */
+  const bool into_view = tkc_lazy_is_view_assign(n);
+  tkc_lazy *value = into_view ? n->src[0] : n;
+  if (into_view && written_over(n)) {
+    tkc_status st = schedule_node(s, (tkc_lazy *)written_over(n));
+    if (st) return st;
+  }
+  kernel k = {.s = s, .root = into_view && value->kind != TKC_LZ_CONTIGUOUS ? value : n};
   const moves *space = &no_moves;
   int budget = 4096;
-  const tkc_lazy *r = reduce_below(s, n, 0, &budget);
+  const tkc_lazy *r = reduce_below(s, k.root, 0, &budget);
   tkc_lazy *to_space = NULL; /* reshape root shape -> the reduce's shape */
-  if (r && (r->ndim != n->ndim || memcmp(r->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim))) {
-    to_space = tkc_lz_move_node(n, r->ndim, r->shape);
+  if (r && (r->ndim != value->ndim || memcmp(r->shape, value->shape, sizeof(int64_t) * (size_t)value->ndim))) {
+    to_space = tkc_lz_move_node(k.root, r->ndim, r->shape);
     if (!to_space) return tkc_last_status();
     k.to_space = to_space;
     if (!(space = moves_push(&k, to_space, &no_moves))) {
@@ -876,12 +899,19 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
       return tkc_last_status();
     }
   }
-  int ndim = to_space ? to_space->ndim : n->ndim;
-  const int64_t *shape = to_space ? to_space->shape : n->shape;
-  tkc_uop *value = NULL;
-  tkc_status st = build(&k, n, space, 0, &value);
+  int ndim = to_space ? to_space->ndim : value->ndim;
+  const int64_t *shape = to_space ? to_space->shape : value->shape;
+  tkc_uop *computed = NULL;
+  tkc_status st = build(&k, k.root, space, 0, &computed);
   if (st == TKC_ESHAPE && k.overflow) /* (every move is pushed by a step of this kernel, which handles it) */
     st = tkc_err(TKC_EINTERNAL, "schedule: a view needs more than %d stacked views", TKC_MAX_VIEWS);
+  tkc_st out_st; /* where the kernel stores: its own buffer, or the view an assign writes through */
+  if (!st && into_view) {
+    st = tkc_lazy_assign_view_st(n, &out_st);
+    if (!st && to_space && tkc_st_reshape(&out_st, ndim, shape))
+      st = tkc_err(TKC_EUNSUPPORTED, "assign: the destination view seen in the shape of the reduce that computes the value needs more than %d "
+                   "stacked views (tkc_contiguous the value)", TKC_MAX_VIEWS);
+  } else if (!st) tkc_st_contiguous_max(&out_st, n->ctx, ndim, shape);
   if (!st && s->n == s->cap) {
     size_t cap = s->cap ? 2 * s->cap : 8;
     tkc_sched_item *items = tkc_realloc(s->items, cap * sizeof *items);
@@ -893,18 +923,16 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   }
   if (!st) {
     tkc_graph *g = s->g;
-    tkc_st out_st;
-    tkc_st_contiguous_max(&out_st, n->ctx, ndim, shape);
-    tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), value};
+    tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), computed};
     tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, tkc_arg_none());
     tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS], syo[TKC_MAX_DIMS][4], syf[TKC_MAX_DIMS][4];
     shape_arg(n->ctx, so, syo, ndim, shape, &shapes[0]);
     shape_arg(n->ctx, sf, syf, ndim, k.has_reduce ? k.full : shape, &shapes[1]);
     tkc_uop *sink = store ? tkc_uop_new(g, TKC_OP_SINK, tkc_dt_of(TKC_VOID), 1, &store, tkc_arg_tuple(shapes, 2)) : NULL;
-    int unsafe = sink && n->target ? reads_target_elsewhere(&k, sink) : 0;
+    int unsafe = sink && n->target ? reads_target_elsewhere(&k, sink, n->target) : 0;
     if (!sink || unsafe < 0) st = tkc_last_status();
     else if (unsafe) { /* compute the value into a buffer of its own first; this kernel then copies it */
-      tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, n->dtype, n->ndim, n->shape);
+      tkc_lazy *c = tkc_lazy_new(n->ctx, TKC_LZ_CONTIGUOUS, value->dtype, value->ndim, value->shape);
       if (!c) st = tkc_last_status();
       else {
         tkc_lazy_set_src(c, 0, n->src[0]);
@@ -931,14 +959,18 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   return st;
 }
 
-/* item j must run after item i: it reads what i computes, or i reads the old contents of the buffer j
- * assigns */
+/* item j must run after item i: it reads what i computes, i reads the old contents of the buffer j
+ * assigns, or j writes into a view of what i assigned (over its result, after those who read it) */
 static int must_follow(const tkc_sched_item *j, const tkc_sched_item *i) {
   for (int k = 0; k < j->ninputs; k++)
     if (j->inputs[k] == i->out) return 1;
   if (!j->out->target) return 0;
-  for (int k = 0; k < i->ninputs; k++)
-    if (i->inputs[k]->kind == TKC_LZ_BUFFER && i->inputs[k]->rbuf == j->out->target) return 1;
+  const tkc_lazy *over = written_over(j->out);
+  if (over && i->out == over) return 1;
+  for (int k = 0; k < i->ninputs; k++) {
+    const tkc_lazy *in = i->inputs[k];
+    if ((in->kind == TKC_LZ_BUFFER && in->rbuf == j->out->target) || (over && in == over)) return 1;
+  }
   return 0;
 }
 

@@ -16,7 +16,8 @@ op for op: the same graphs, so the same kernels and the same logits as the C exa
 The model: hyperparameters from the llama.* metadata, llama.cpp's tensor names (token_embd.weight,
 blk.N.attn_q.weight, ..., output.weight or the embedding tied), RMSNorm, RoPE in ggml's mode 0 (pairs
 (x[2i], x[2i+1]) rotated by pos * base^(-2i/n_rot), as tables), grouped-query attention over a KV
-cache of (n_ctx, n_head_kv * head_dim) float32 buffers per layer written in place (assign), SwiGLU.
+cache of (n_ctx, n_head_kv * head_dim) float32 buffers per layer (each step assigns its rows into their
+view: written in place, the other rows untouched), SwiGLU.
 Quantized weights stay packed: tkc_state_get's lazy tensors dequantize inside the matmuls that read
 them. The prompt runs as one forward (prefill); each new token runs through one decode step captured
 once (tkc.Jit) and replayed with the position bound to a variable. Sampling runs on the host, as the
@@ -192,7 +193,6 @@ class Llama:
             self.layers.append(L)
         cos_t, sin_t = _rope_tables(hp)
         self.rope_cos, self.rope_sin = ctx.tensor(cos_t), ctx.tensor(sin_t)
-        self.rows = ctx.arange(0, hp.n_ctx, dtype=dtypes.int32).reshape(hp.n_ctx, 1)  # the cache's row numbers
         self.pos_var = ctx.dim_var("llm_pos%d" % next(_pos_vars), 0, hp.n_ctx - 1)
         self.token_in = ctx.zeros(1, dtype=dtypes.int32)  # the decode step's input, refilled per call
         try:
@@ -287,11 +287,10 @@ class Llama:
         o = qh.scaled_dot_product_attention(kv[0], kv[1], mask)
         return o.permute(2, 0, 1, 3).reshape(n, hp.n_head * hd)
 
-    def _cache_write(self, dst, src, written, pos, n):
-        """the cache rows [pos, pos + n) of dst replaced by src (n, kvd), in place: one token broadcasts
-        over the rows; a batch at a fixed position is padded to the cache's rows"""
-        full = src if n == 1 else src.pad(((pos, self.hparams.n_ctx - pos - n), (0, 0)))
-        dst.assign(written.where(full, dst))
+    def _cache_write(self, dst, src, pos, n):
+        """the cache rows [pos, pos + n) of dst replaced by src (n, kvd), in place: an assign into that
+        view writes those rows only (pos may be the position variable: each replay's rows)"""
+        dst.shrink(((pos, pos + n), (0, dst.shape[1]))).assign(src)
 
     def _forward(self, tokens, pos, all_logits):
         """The lazy logits of tokens (an (n) int32 tensor) at positions [pos, pos + n); pos is a
@@ -299,10 +298,8 @@ class Llama:
         ctx, hp = self.ctx, self.hparams
         n, e, hd = tokens.shape[0], hp.n_embd, hp.head_dim
         length = pos + n  # a variable's token plus a constant is the variable plus it
-        at = ctx.dim_scalar(pos) if _is_var(pos) else ctx.scalar(pos, dtypes.int32)
         cos_rows = self.rope_cos.shrink(((pos, length), (0, hd))).reshape(n, 1, hd)
         sin_rows = self.rope_sin.shrink(((pos, length), (0, hd))).reshape(n, 1, hd)
-        written = self.rows.eq(at) if n == 1 else self.rows.ge(at).bitwise_and(self.rows.lt(ctx.scalar(length, dtypes.int32)))
         mask = None
         if n > 1:  # causal: query i (position pos + i) sees the cache rows r <= pos + i
             qpos = ctx.arange(pos, length, dtype=dtypes.int32).reshape(n, 1)
@@ -313,8 +310,8 @@ class Llama:
             q = self._rope(h @ L.wq, n, hp.n_head, cos_rows, sin_rows)
             k = self._rope(h @ L.wk, n, hp.n_head_kv, cos_rows, sin_rows)
             v = h @ L.wv
-            self._cache_write(L.k_cache, k, written, pos, n)
-            self._cache_write(L.v_cache, v, written, pos, n)
+            self._cache_write(L.k_cache, k, pos, n)
+            self._cache_write(L.v_cache, v, pos, n)
             # the caches and the layer's input are computed now: the attention reads the written
             # caches, and the rest of the layer reads x from its buffer instead of computing it again
             realize_all(x, L.k_cache, L.v_cache)
