@@ -156,6 +156,25 @@ def test_assign_in_place(ctx):
         (w * 2).reshape(3).shrink(((0, 2),)).assign(ctx.tensor([1.0, 2.0]))  # a view of a lazy result
 
 
+def test_assign_into_a_view(ctx):
+    base = np.arange(12, dtype=np.float32).reshape(4, 3)
+    cache = ctx.tensor(base)
+    alias = cache.reshape(12)
+    row = cache.shrink(((2, 3), (0, 3)))
+    assert row.assign(ctx.tensor([[-1.0, -2.0, -3.0]])) is row  # only that row is written
+    want = base.copy()
+    want[2] = [-1, -2, -3]
+    np.testing.assert_array_equal(cache.numpy(), want)
+    np.testing.assert_array_equal(alias.numpy(), want.ravel())  # every handle of the tensor sees it
+    np.testing.assert_array_equal(row.numpy(), [[-1, -2, -3]])
+    col = cache.permute(1, 0).shrink(((1, 2), (0, 4)))  # column 1, through a permute
+    col.assign(col * 10)  # reading the view itself
+    want[:, 1] *= 10
+    np.testing.assert_array_equal(cache.numpy(), want)
+    with pytest.raises(tkc.TkcError):
+        cache.reshape(4, 1, 3).expand(4, 2, 3).assign(ctx.tensor(np.zeros((4, 2, 3), np.float32)))  # several elements are one
+
+
 def test_assign_keeps_requires_grad_and_sgd_by_hand(ctx):
     wn = np.array([1.0, -2.0], np.float32)
     w = ctx.tensor(wn).requires_grad_()

@@ -594,8 +594,10 @@ class Tensor(NNOps):
     def assign(self, value):
         """In-place update: the tensor's buffer receives value (a tensor of its shape and dtype, or data
         and scalars, converted) at its next realize; value may read the tensor itself (w.assign(w - lr * g)
-        reads the old values). The tensor must own its whole buffer (made from data, or realized).
-        Returns the tensor; requires_grad and the gradient are kept."""
+        reads the old values). The tensor must own its whole buffer (made from data, or realized), or be
+        a view of one through reshapes, shrinks (also at a dim variable's offset), permutes and flips:
+        then only its elements are written (cache.shrink(((pos, pos + 1), (0, d))).assign(row)) and every
+        handle of the owning tensor sees them. Returns the tensor; requires_grad and the gradient are kept."""
         if not isinstance(value, Tensor):
             value = self._operand(value)
             if value.dtype != self.dtype:
