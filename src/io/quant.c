@@ -85,22 +85,15 @@ static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
 /* the float16 at byte off of every block (a scale), as float32: (nblocks, 1) */
 static tkc_tensor *f16_at(qb *b, tkc_tensor *blocks, int64_t off) { return f32(b, bitcast(b, u16_at(b, blocks, off), TKC_FLOAT16)); }
 
-/* A small uint8 table of shape (n, 1), a buffer of the ctx (uploaded at build time, a few bytes; no
- * kernel runs): per-field constants indexed by an axis of the values (k_scales' choice of half). Once
- * the shift counts of unpack() were such tables too: a cat was measured twice as slow, and a cat or
- * arange merged into the rows by a reshape did not lower for PTX (test_quant's test_ptx_render guards
- * it); unpack's (n, 1) arange lowers, and is faster since the expander simplifies lanes. */
-static tkc_tensor *table(qb *b, int n, const uint8_t *values) {
-  return rec(b, tkc_tensor_new(b->ctx, TKC_UINT8, 2, (int64_t[]){n, 1}, values));
-}
-
 /* The bits-wide fields of the bytes x (..., n) as uint32: (..., 8 / bits, n), field k of byte i at [k, i]
  * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). Shifted as uint32:
  * hosts shift 32-bit lanes in one instruction (x86 has no 8-bit vector shift), and the fields stay
  * uint32 up to their float conversion (a uint8 or of two fields makes x86 narrow the lanes to bytes
- * and widen them again). The shift counts are an arange, not a table(): each vector lane's count
+ * and widen them again). The shift counts are an arange, not a table: each vector lane's count
  * then simplifies to a constant (codegen/expander.c), and LLVM shifts by an immediate and drops the
- * mask of the top field. */
+ * mask of the top field. (Once they were a small uint8 buffer, which a cat had measured twice as fast
+ * as; a cat or an arange merged into the rows by a reshape did not lower for PTX: test_quant's
+ * test_ptx_render guards it.) */
 static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
   tkc_tensor *count = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT32, 0, 8, bits)), 2, (int64_t[]){8 / bits, 1});
   tkc_tensor *field = and_(b, shr(b, cast(b, unsq(b, x, -2), TKC_UINT32), count), K(b, TKC_UINT32, (1 << bits) - 1));
@@ -144,24 +137,28 @@ static tkc_tensor *deq_q5_1(qb *b, tkc_tensor *blocks) { /* d, m, qh[4], qs[16]:
 }
 
 /* The 8 six-bit (scale, min) pairs of a K-quant super-block, packed in the 12 bytes at `lo` (ggml's
- * get_scale_min_k4): pair j < 4 is the low 6 bits of bytes j and j + 4; pair j >= 4 takes its low 4
- * bits from byte j + 4 (scale: low nibble, min: high nibble) and its top 2 bits from the top of bytes
- * j - 4 (scale) and j (min). Both halves are computed for the 4 columns and the half picked by a table
- * (see table()), per value: a scale computed from the bytes AND the table, then broadcast over its 32
- * values, would be a kernel of its own (the scheduler cuts what reads two buffers and is broadcast 16+
- * times into a reduce). As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
+ * get_scale_min_k4), with c0, c1, c2 its bytes [0, 4), [4, 8), [8, 12) and pair j = 4 h + i:
+ *   h = 0: scale = c0[i] & 63,          min = c1[i] & 63
+ *   h = 1: scale = (c2[i] & 15) | (c0[i] >> 6) << 4,  min = (c2[i] >> 4) | (c1[i] >> 6) << 4
+ * written as one formula of h (an arange: a constant or a scalar per sub-block once lowered) over the
+ * bytes viewed so that h picks them: the low part (A & mask) | ..., A = c0 / c2 and B = c1 / c2 by h,
+ * mask = 63 >> 2 h, the top bits times h. No select between both halves computed (the formula
+ * before), no table read. As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
 static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, tkc_tensor **dmin_m) {
-  tkc_tensor *col[3]; /* bytes lo + 4 i .. lo + 4 i + 4 as (nblocks, 1, 4, 1) */
-  for (int i = 0; i < 3; i++) col[i] = unsq(b, unsq(b, cols(b, blocks, lo + 4 * i, lo + 4 * i + 4), -2), -1);
-  tkc_tensor *six = U8(b, 63), *c4 = U8(b, 4), *c6 = U8(b, 6);
-  tkc_tensor *sc_hi = or_(b, and_(b, col[2], U8(b, 15)), shl(b, shr(b, col[0], c6), c4));
-  tkc_tensor *m_hi = or_(b, shr(b, col[2], c4), shl(b, shr(b, col[1], c6), c4));
-  tkc_tensor *second = unsq(b, table(b, 2, (const uint8_t[]){0, 1}), -1); /* (2, 1, 1): the half j >= 4 */
-  const int64_t per_value[] = {-1, 1, 4, 32};
-#define PER_VALUE(x) rec(b, tkc_expand((x), 4, per_value))
-  tkc_tensor *sc = rows3(b, rec(b, tkc_where(second, PER_VALUE(sc_hi), PER_VALUE(and_(b, col[0], six)))), 8, 32);
-  tkc_tensor *m = rows3(b, rec(b, tkc_where(second, PER_VALUE(m_hi), PER_VALUE(and_(b, col[1], six)))), 8, 32);
-#undef PER_VALUE
+  tkc_tensor *h = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT8, 0, 2, 1)), 3, (int64_t[]){2, 1, 1});
+  tkc_tensor *mask = shr(b, U8(b, 63), shl(b, h, U8(b, 1)));
+  /* bytes [lo, lo + 16) as (nblocks, 2, 2, 4), row 0 of each pair: c0 (h = 0) and c2 (h = 1) */
+  tkc_tensor *pairs = reshape(b, cols(b, blocks, lo, lo + 16), 4, (int64_t[]){-1, 2, 2, 4});
+  tkc_tensor *a = reshape(b, rec(b, tkc_shrink(pairs, (int64_t[]){0, tkc_dim(pairs, 0), 0, 2, 0, 1, 0, 4})), 4, (int64_t[]){-1, 2, 4, 1});
+  tkc_tensor *bb = reshape(b, cols(b, blocks, lo + 4, lo + 12), 4, (int64_t[]){-1, 2, 4, 1}); /* c1, c2 */
+  tkc_tensor *c0 = reshape(b, cols(b, blocks, lo, lo + 4), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *c1 = reshape(b, cols(b, blocks, lo + 4, lo + 8), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *c4 = U8(b, 4), *c6 = U8(b, 6);
+  tkc_tensor *sc = or_(b, and_(b, a, mask), mul(b, shl(b, shr(b, c0, c6), c4), h));
+  tkc_tensor *m = or_(b, and_(b, shr(b, bb, shl(b, h, U8(b, 2))), mask), mul(b, shl(b, shr(b, c1, c6), c4), h));
+  const int64_t per_value[] = {-1, 2, 4, 32};
+  sc = rows3(b, rec(b, tkc_expand(sc, 4, per_value)), 8, 32);
+  m = rows3(b, rec(b, tkc_expand(m, 4, per_value)), 8, 32);
   *d_sc = mul(b, unsq(b, f16_at(b, blocks, 0), -1), f32(b, sc));
   *dmin_m = mul(b, unsq(b, f16_at(b, blocks, 2), -1), f32(b, m));
 }
