@@ -237,7 +237,7 @@ static bool same_shape(tkc_uop *const *l, int w) {
   return true;
 }
 
-static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l, bool simplified) {
+static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l) {
   tkc_graph *g = p->g;
   tkc_uop *u = l[0], *src[8];
   tkc_dt vdt = tkc_dt_vec(u->dtype, p->w);
@@ -266,23 +266,22 @@ static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l, bool simplified) {
     tkc_uop *same = same_address(p, idx);
     return same ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &same, tkc_arg_none()) : vectorize(p, l);
   }
-  if ((fl & TKC_F_ALU) && !simplified && tkc_dt_is_int(u->dtype)) {
+  if ((fl & TKC_F_ALU) && tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype)) {
     /* Integer values computed from the lane index (an arange, a field's shift from its position) are
      * the index math of each lane: simplified lane by lane they often are constants or one value
      * (((64 r + k) / 16) % 2 with k < 16 is 0), where the vector op would compute them per lane at
-     * run time. Index math of loads and stores does not come here (contiguous_index). */
+     * run time. Only those two outcomes are taken (else the lanes are packed as they are); masks
+     * (bools) are left to the loads' gates. Index math of loads and stores does not come here
+     * (contiguous_index). */
     tkc_uop *s[TKC_MAX_VEC];
-    bool changed = false;
+    bool changed = false, consts = true;
     for (int k = 0; k < p->w; k++) {
       if (!(s[k] = tkc_simplify(g, l[k]))) return NULL;
       changed |= s[k] != l[k];
+      consts &= s[k]->op == TKC_OP_CONST && s[k]->dtype.count == 1;
     }
-    if (changed) {
-      if (uniform(s, p->w)) return s[0];
-      for (int k = 0; k < p->w; k++)
-        if (s[k]->dtype.count != 1) return NULL;
-      return pack_node(p, s, true); /* the simplified lanes: their sources are simplified too */
-    }
+    if (changed && uniform(s, p->w) && s[0]->dtype.count == 1) return s[0];
+    if (changed && consts) return vectorize(p, s);
   }
   if (((fl & TKC_F_ALU) || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST) && u->nsrc <= 8) {
     bool all_uniform = true;
@@ -306,7 +305,7 @@ static tkc_uop *pack(tkc_packer *p, tkc_uop *const *l) {
     if (l[k]->dtype.count != 1 || tkc_dt_is_ptr(l[k]->dtype) || l[k]->dtype.scalar == TKC_VOID) return NULL;
   memo_entry *e = memo_slot(p, l);
   if (e->result) return e->result;
-  return memo_put(p, l, pack_node(p, l, false));
+  return memo_put(p, l, pack_node(p, l));
 }
 
 tkc_uop *tkc_pack_values(tkc_packer *p, tkc_uop *const *lanes) {
