@@ -2,10 +2,13 @@
  * (tkc_packer_new / tkc_pack_values / tkc_pack_stores): contiguous stores become one vector STORE
  * whose loads are vector LOADs, scattered addresses are refused (NULL), strided loads become a
  * gather, aligned packers refuse unaligned runs, scalar-access dtypes and bools stay lane by lane,
- * identical accumulators become one vector accumulator (numbered on), uniform lanes stay one UOp.
+ * identical accumulators become one vector accumulator (numbered on), uniform lanes stay one UOp,
+ * integer lanes that simplify to one value or to constants and loads of one simplified address are
+ * a scalar op or load (broadcast), not a vector op.
  * Packed kernels are run on every device against C. Then through the lowerer with opts: UPCAST
  * gives vector stores and loads on the renderers with vectors, UNROLL one scalar accumulator, GROUP
- * (host) a vector accumulator, and the values stay those of C. */
+ * (host) a vector accumulator, summed after the loop by halving it as vectors, and the values stay
+ * those of C. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -157,6 +160,47 @@ static void test_pack_values(void **state) {
   tkc_graph_free(g);
 }
 
+/* Lanes whose integer math simplifies: to one value (a per-block field of lane / 16), to constants
+ * (a shift count from the lane's position), and loads whose addresses simplify to one address (a
+ * block's scale): the scalar op or load once, broadcast, not a vector op computing each lane. */
+static void test_pack_lane_math(void **state) {
+  (void)state;
+  tkc_graph *g = tkc_graph_new();
+  int naccs = 0;
+  tkc_packer *p = tkc_packer_new(g, W, &naccs, false, 0);
+  tkc_uop *r = k_range(g, 8, 0), *block[W], *shift[W], *scaled[W], *buf = k_buf(g, 1, TKC_FLOAT32);
+  for (int k = 0; k < W; k++) {
+    tkc_uop *i = k_add(g, k_mul(g, r, k_int(g, 4 * W)), k_int(g, k)); /* 16 r + k, k < 4 */
+    block[k] = k_mul(g, tkc_uop_alu2(g, TKC_OP_IDIV, i, k_int(g, 4 * W)), k_int(g, 3)); /* 3 r in every lane */
+    shift[k] = k_mul(g, tkc_uop_alu2(g, TKC_OP_MOD, i, k_int(g, W)), k_int(g, 2));      /* 2 k */
+    tkc_uop *scale = k_load(g, buf, tkc_uop_alu2(g, TKC_OP_IDIV, i, k_int(g, 4 * W)));  /* buf[r] */
+    scaled[k] = k_mul(g, scale, tkc_uop_const_float(g, dt_(TKC_FLOAT32), 0.5));
+  }
+  tkc_uop *v = tkc_pack_values(p, block);
+  assert_non_null(v);
+  assert_int_equal(v->op, TKC_OP_VECTORIZE); /* the broadcast of one scalar */
+  for (int k = 0; k < W; k++) assert_ptr_equal(v->src[k], v->src[0]);
+  assert_int_equal(v->src[0]->dtype.count, 1);
+  v = tkc_pack_values(p, shift);
+  assert_non_null(v);
+  assert_int_equal(v->op, TKC_OP_VECTORIZE); /* the constants 0, 2, 4, 6 */
+  for (int k = 0; k < W; k++) {
+    assert_int_equal(v->src[k]->op, TKC_OP_CONST);
+    assert_int_equal(tkc_uop_const_i(v->src[k]), 2 * k);
+  }
+  v = tkc_pack_values(p, scaled);
+  assert_non_null(v);
+  assert_int_equal(v->op, TKC_OP_VECTORIZE);
+  tkc_uop *one = v->src[0];
+  for (int k = 0; k < W; k++) assert_ptr_equal(v->src[k], one);
+  assert_int_equal(one->op, TKC_OP_MUL); /* the scalar product of one scalar load */
+  assert_int_equal(one->dtype.count, 1);
+  assert_int_equal(one->src[0]->op, TKC_OP_LOAD);
+  assert_int_equal(one->src[0]->dtype.count, 1);
+  tkc_packer_free(p);
+  tkc_graph_free(g);
+}
+
 /* ---------------------------------------------------------------- through the lowerer */
 
 static kb_counts lower_run(tkc_tensor *t, const href *want, const char *rname, const char *dev, const kb_opts *o) {
@@ -220,12 +264,53 @@ static void test_lowered_vectors(void **state) {
   tr_free(&want), tr_free(&a), tr_free(&b);
 }
 
+/* GEPs in the lowered kernel k: *single of one lane, *multi of several */
+static void count_geps(const tkc_uop *k, int *single, int *multi) {
+  size_t n = 0;
+  tkc_uop **all = tkc_toposort(k, &n);
+  assert_non_null(all);
+  *single = *multi = 0;
+  for (size_t i = 0; i < n; i++)
+    if (all[i]->op == TKC_OP_GEP) ++*(all[i]->dtype.count == 1 ? single : multi);
+  tkc_free(all);
+}
+
+/* a 16-lane vector accumulator (GROUP by the host SIMD width) is summed after the loop by halving
+ * it as vectors (16 -> 8 -> 4 -> 2 lanes, then the last two), not lane by lane, on every renderer
+ * with vectors; the sums are the same */
+static void test_lowered_vector_sum(void **state) {
+  (void)state;
+  href a = tr_rand(TKC_FLOAT32, 2, (const int64_t[]){4, 64}, TR_DOM_ANY);
+  tkc_tensor *ta = tr_upload(ctx, &a);
+  assert_int_equal(tkc_realize(ta), TKC_OK);
+  tkc_tensor *s = tkc_sum(ta, 1, (const int[]){1}, 0);
+  href want = tr_reduce(TR_SUM, &a, 1, (const int[]){1}, 0);
+  kb_opts gr = {false, 1, {{TKC_OPT_GROUP, 0, 16}}};
+  const char *rn[2] = {"C", "LLVM"}, *dv[2] = {"CPU", "LLVM"};
+  for (int i = 0; i < 2; i++) {
+    lower_run(s, &want, rn[i], dv[i], &gr); /* the values */
+    tkc_schedule sc;
+    kb_schedule(s, &sc);
+    const tkc_renderer *r = tkc_renderer_get(rn[i]);
+    tkc_kshape ks;
+    kb_kshape(&sc, 0, r, &gr, &ks);
+    int single, multi;
+    count_geps(kb_lower(&sc, 0, r, &ks), &single, &multi);
+    assert_int_equal(multi, 6); /* two halves of 16, 8 and 4 lanes */
+    assert_int_equal(single, 2);
+    tkc_schedule_free(&sc);
+  }
+  tr_free(&want), tr_free(&a);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_pack_contiguous_stores),
       cmocka_unit_test(test_pack_refusals),
       cmocka_unit_test(test_pack_values),
+      cmocka_unit_test(test_pack_lane_math),
       cmocka_unit_test_setup_teardown(test_lowered_vectors, kb_setup, kb_teardown),
+      cmocka_unit_test_setup_teardown(test_lowered_vector_sum, kb_setup, kb_teardown),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -207,6 +207,21 @@ static tkc_uop *contiguous_index(tkc_packer *p, tkc_uop *const *idx) {
   return index ? tkc_uop_new(p->g, TKC_OP_CAST, vptr, 1, &index, tkc_arg_none()) : NULL;
 }
 
+/* The scalar INDEX all lanes INDEX(buf, i[, mask]) read, when their indices simplify to one (a
+ * per-block value indexed by lane / block_size); else NULL. */
+static tkc_uop *same_address(tkc_packer *p, tkc_uop *const *idx) {
+  tkc_uop *buf = idx[0]->src[0], *mask = idx[0]->nsrc > 2 ? idx[0]->src[2] : NULL, *i0 = NULL;
+  for (int k = 0; k < p->w; k++) {
+    const tkc_uop *x = idx[k];
+    if (x->op != TKC_OP_INDEX || x->src[0] != buf || (x->nsrc > 2 ? x->src[2] : NULL) != mask) return NULL;
+    tkc_uop *s = tkc_simplify(p->g, x->src[1]);
+    if (!s || (k && s != i0)) return NULL;
+    i0 = s;
+  }
+  tkc_uop *src[3] = {buf, i0, mask};
+  return tkc_uop_new(p->g, TKC_OP_INDEX, idx[0]->dtype, mask ? 3 : 2, src, tkc_arg_none());
+}
+
 static tkc_uop *pack(tkc_packer *p, tkc_uop *const *l);
 
 /* the sources at position i of every lane, packed */
@@ -247,11 +262,38 @@ static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l) {
     tkc_uop *idx[TKC_MAX_VEC];
     for (int k = 0; k < p->w; k++) idx[k] = l[k]->src[0];
     tkc_uop *vp = contiguous_index(p, idx);
-    return vp ? tkc_uop_new(g, TKC_OP_LOAD, vdt, 1, &vp, tkc_arg_none()) : vectorize(p, l);
+    if (vp) return tkc_uop_new(g, TKC_OP_LOAD, vdt, 1, &vp, tkc_arg_none());
+    tkc_uop *same = same_address(p, idx);
+    return same ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &same, tkc_arg_none()) : vectorize(p, l);
+  }
+  if ((fl & TKC_F_ALU) && tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype)) {
+    /* Integer values computed from the lane index (an arange, a field's shift from its position) are
+     * the index math of each lane: simplified lane by lane they often are constants or one value
+     * (((64 r + k) / 16) % 2 with k < 16 is 0), where the vector op would compute them per lane at
+     * run time. Only those two outcomes are taken (else the lanes are packed as they are); masks
+     * (bools) are left to the loads' gates. Index math of loads and stores does not come here
+     * (contiguous_index). */
+    tkc_uop *s[TKC_MAX_VEC];
+    bool changed = false, consts = true;
+    for (int k = 0; k < p->w; k++) {
+      if (!(s[k] = tkc_simplify(g, l[k]))) return NULL;
+      changed |= s[k] != l[k];
+      consts &= s[k]->op == TKC_OP_CONST && s[k]->dtype.count == 1;
+    }
+    if (changed && uniform(s, p->w) && s[0]->dtype.count == 1) return s[0];
+    if (changed && consts) return vectorize(p, s);
   }
   if (((fl & TKC_F_ALU) || u->op == TKC_OP_CAST || u->op == TKC_OP_BITCAST) && u->nsrc <= 8) {
+    bool all_uniform = true;
+    for (int i = 0; i < u->nsrc; i++) {
+      if (!(src[i] = pack_src(p, l, i))) return NULL;
+      all_uniform &= src[i]->dtype.count == 1;
+    }
+    /* sources that are one value for all lanes (a block's scale loaded once): the op on that value,
+     * broadcast where a vector needs it, rather than the op on its broadcast in every lane */
+    if (all_uniform) return tkc_uop_new(g, (tkc_op)u->op, u->dtype, u->nsrc, src, u->arg);
     for (int i = 0; i < u->nsrc; i++)
-      if (!(src[i] = as_vector(p, pack_src(p, l, i)))) return NULL;
+      if (!(src[i] = as_vector(p, src[i]))) return NULL;
     return tkc_uop_new(g, (tkc_op)u->op, vdt, u->nsrc, src, u->arg);
   }
   return vectorize(p, l); /* CONSTs that differ, gathers, anything else: lane by lane */

@@ -289,6 +289,18 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   }
   tkc_uop *vsum = nva ? fold(g, op, vaccs, nva) : NULL;
   if (nva && !vsum) goto done;
+  /* host SIMD widths (8, 16 lanes): fold_tree's halving as vector ops on the two halves (the same
+   * sums in the same order), log2(w) ops instead of w - 1 scalar ones and w extracts */
+  for (int64_t w0 = w; vsum && nt == 0 && w0 >= 8 && w >= 4 && w == (int64_t)vsum->dtype.count;) {
+    int64_t half = w / 2;
+    tkc_arg lo[TKC_MAX_VEC], hi[TKC_MAX_VEC];
+    for (int64_t i = 0; i < half; i++) lo[i] = tkc_arg_int(i), hi[i] = tkc_arg_int(half + i);
+    tkc_dt hdt = tkc_dt_vec(u->dtype, (int)half);
+    tkc_uop *a = tkc_uop_new(g, TKC_OP_GEP, hdt, 1, &vsum, tkc_arg_tuple(lo, (int)half));
+    tkc_uop *b = a ? tkc_uop_new(g, TKC_OP_GEP, hdt, 1, &vsum, tkc_arg_tuple(hi, (int)half)) : NULL;
+    if (!b || !(vsum = tkc_uop_alu2(g, op, a, b))) goto done;
+    w = half;
+  }
   for (int i = 0; vsum && i < (int)w; i++) {
     tkc_arg ix = tkc_arg_int(i);
     if (!(terms[nt++] = tkc_uop_new(g, TKC_OP_GEP, u->dtype, 1, &vsum, tkc_arg_tuple(&ix, 1)))) goto done;

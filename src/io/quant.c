@@ -49,6 +49,7 @@ static tkc_tensor *qb_done(qb *b, tkc_tensor *r) {
 
 static tkc_tensor *K(qb *b, tkc_dtype dt, double v) { return rec(b, tkc_scalar(b->ctx, dt, v)); }
 static tkc_tensor *U8(qb *b, double v) { return K(b, TKC_UINT8, v); }
+static tkc_tensor *U32(qb *b, double v) { return K(b, TKC_UINT32, v); }
 static tkc_tensor *F32(qb *b, double v) { return K(b, TKC_FLOAT32, v); }
 
 static tkc_tensor *add(qb *b, tkc_tensor *x, tkc_tensor *y) { return rec(b, tkc_add(x, y)); }
@@ -84,38 +85,31 @@ static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
 /* the float16 at byte off of every block (a scale), as float32: (nblocks, 1) */
 static tkc_tensor *f16_at(qb *b, tkc_tensor *blocks, int64_t off) { return f32(b, bitcast(b, u16_at(b, blocks, off), TKC_FLOAT16)); }
 
-/* A small uint8 table of shape (n, 1), a buffer of the ctx (uploaded at build time, a few bytes; no
- * kernel runs): per-field constants indexed by an axis of the values. A table rather than a computed
- * index (tkc_arange, or the fields joined by tkc_cat): measured on CPU, a fused 4096 x 4096 matvec then
- * takes about half the time (Q4_0 1.8 ms of CPU time instead of 3.7 with a cat, Q5_0 2.5 instead of
- * 6.2, Q6_K 2.9 instead of 8.2), and a cat or arange merged into the rows by a reshape does not lower
- * for PTX yet (graph_rewrite does not converge: reported, test_quant's test_ptx_render guards it). */
-static tkc_tensor *table(qb *b, int n, const uint8_t *values) {
-  return rec(b, tkc_tensor_new(b->ctx, TKC_UINT8, 2, (int64_t[]){n, 1}, values));
-}
-
-/* The bits-wide fields of the bytes x (..., n): (..., 8 / bits, n), field k of byte i at [k, i]
- * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). */
+/* The bits-wide fields of the bytes x (..., n) as uint32: (..., 8 / bits, n), field k of byte i at [k, i]
+ * (field 0 = the lowest bits), as tinygrad's q_to_uint8 (without its transpose). Shifted as uint32:
+ * hosts shift 32-bit lanes in one instruction (x86 has no 8-bit vector shift), and the fields stay
+ * uint32 up to their float conversion (a uint8 or of two fields makes x86 narrow the lanes to bytes
+ * and widen them again). The shift counts are an arange, not a table: each vector lane's count
+ * then simplifies to a constant (codegen/expander.c), and LLVM shifts by an immediate and drops the
+ * mask of the top field. (Once they were a small uint8 buffer, which a cat had measured twice as fast
+ * as; a cat or an arange merged into the rows by a reshape did not lower for PTX: test_quant's
+ * test_ptx_render guards it.) */
 static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
-  uint8_t shifts[8];
-  for (int k = 0; k < 8 / bits; k++) shifts[k] = (uint8_t)(k * bits);
-  /* shifted as uint32: hosts shift 32-bit lanes by per-lane counts in one instruction (x86 has no
-   * 8-bit vector shift); the count masked to 5 bits, so no guard for counts >= 32 is needed */
-  tkc_tensor *count = and_(b, cast(b, table(b, 8 / bits, shifts), TKC_UINT32), K(b, TKC_UINT32, 31));
+  tkc_tensor *count = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT32, 0, 8, bits)), 2, (int64_t[]){8 / bits, 1});
   tkc_tensor *field = and_(b, shr(b, cast(b, unsq(b, x, -2), TKC_UINT32), count), K(b, TKC_UINT32, (1 << bits) - 1));
-  return cast(b, field, TKC_UINT8);
+  return field;
 }
 
 /* 4-bit quants of bytes [lo, lo + 16): value j < 16 is the low nibble of byte j, value 16 + j its
- * high nibble (Q4_0, Q4_1, Q5_0, Q5_1): (nblocks, 32) uint8 */
+ * high nibble (Q4_0, Q4_1, Q5_0, Q5_1): (nblocks, 32) uint32 */
 static tkc_tensor *nibbles32(qb *b, tkc_tensor *blocks, int64_t lo) { return rows2(b, unpack(b, cols(b, blocks, lo, lo + 16), 4), 32); }
 
 /* the 5th bits of Q5_0 / Q5_1: bit j of the little-endian uint32 at bytes [lo, lo + 4) belongs to
- * value j, moved to bit 4: (nblocks, 32) uint8 */
+ * value j, moved to bit 4: (nblocks, 32) uint32 */
 static tkc_tensor *high_bits32(qb *b, tkc_tensor *blocks, int64_t lo) {
   tkc_tensor *bits = unpack(b, cols(b, blocks, lo, lo + 4), 1); /* [k, i] = bit k of byte i */
   tkc_tensor *by_value = rows2(b, rec(b, tkc_transpose(bits, 1, 2)), 32);
-  return shl(b, by_value, U8(b, 4));
+  return shl(b, by_value, U32(b, 4));
 }
 
 /* ---------------------------------------------------------------- the formats */
@@ -143,30 +137,34 @@ static tkc_tensor *deq_q5_1(qb *b, tkc_tensor *blocks) { /* d, m, qh[4], qs[16]:
 }
 
 /* The 8 six-bit (scale, min) pairs of a K-quant super-block, packed in the 12 bytes at `lo` (ggml's
- * get_scale_min_k4): pair j < 4 is the low 6 bits of bytes j and j + 4; pair j >= 4 takes its low 4
- * bits from byte j + 4 (scale: low nibble, min: high nibble) and its top 2 bits from the top of bytes
- * j - 4 (scale) and j (min). Both halves are computed for the 4 columns and the half picked by a table
- * (see table()), per value: a scale computed from the bytes AND the table, then broadcast over its 32
- * values, would be a kernel of its own (the scheduler cuts what reads two buffers and is broadcast 16+
- * times into a reduce). As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
+ * get_scale_min_k4), with c0, c1, c2 its bytes [0, 4), [4, 8), [8, 12) and pair j = 4 h + i:
+ *   h = 0: scale = c0[i] & 63,          min = c1[i] & 63
+ *   h = 1: scale = (c2[i] & 15) | (c0[i] >> 6) << 4,  min = (c2[i] >> 4) | (c1[i] >> 6) << 4
+ * written as one formula of h (an arange: a constant or a scalar per sub-block once lowered) over the
+ * bytes viewed so that h picks them: the low part (A & mask) | ..., A = c0 / c2 and B = c1 / c2 by h,
+ * mask = 63 >> 2 h, the top bits times h. No select between both halves computed (the formula
+ * before), no table read. As float32 (nblocks, 8, 32): d * scale and dmin * min of every value. */
 static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, tkc_tensor **dmin_m) {
-  tkc_tensor *col[3]; /* bytes lo + 4 i .. lo + 4 i + 4 as (nblocks, 1, 4, 1) */
-  for (int i = 0; i < 3; i++) col[i] = unsq(b, unsq(b, cols(b, blocks, lo + 4 * i, lo + 4 * i + 4), -2), -1);
-  tkc_tensor *six = U8(b, 63), *c4 = U8(b, 4), *c6 = U8(b, 6);
-  tkc_tensor *sc_hi = or_(b, and_(b, col[2], U8(b, 15)), shl(b, shr(b, col[0], c6), c4));
-  tkc_tensor *m_hi = or_(b, shr(b, col[2], c4), shl(b, shr(b, col[1], c6), c4));
-  tkc_tensor *second = unsq(b, table(b, 2, (const uint8_t[]){0, 1}), -1); /* (2, 1, 1): the half j >= 4 */
-  const int64_t per_value[] = {-1, 1, 4, 32};
-#define PER_VALUE(x) rec(b, tkc_expand((x), 4, per_value))
-  tkc_tensor *sc = rows3(b, rec(b, tkc_where(second, PER_VALUE(sc_hi), PER_VALUE(and_(b, col[0], six)))), 8, 32);
-  tkc_tensor *m = rows3(b, rec(b, tkc_where(second, PER_VALUE(m_hi), PER_VALUE(and_(b, col[1], six)))), 8, 32);
-#undef PER_VALUE
+  tkc_tensor *h = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT8, 0, 2, 1)), 3, (int64_t[]){2, 1, 1});
+  tkc_tensor *mask = shr(b, U8(b, 63), shl(b, h, U8(b, 1)));
+  /* bytes [lo, lo + 16) as (nblocks, 2, 2, 4), row 0 of each pair: c0 (h = 0) and c2 (h = 1) */
+  tkc_tensor *pairs = reshape(b, cols(b, blocks, lo, lo + 16), 4, (int64_t[]){-1, 2, 2, 4});
+  tkc_tensor *a = reshape(b, rec(b, tkc_shrink(pairs, (int64_t[]){0, tkc_dim(pairs, 0), 0, 2, 0, 1, 0, 4})), 4, (int64_t[]){-1, 2, 4, 1});
+  tkc_tensor *bb = reshape(b, cols(b, blocks, lo + 4, lo + 12), 4, (int64_t[]){-1, 2, 4, 1}); /* c1, c2 */
+  tkc_tensor *c0 = reshape(b, cols(b, blocks, lo, lo + 4), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *c1 = reshape(b, cols(b, blocks, lo + 4, lo + 8), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *c4 = U8(b, 4), *c6 = U8(b, 6);
+  tkc_tensor *sc = or_(b, and_(b, a, mask), mul(b, shl(b, shr(b, c0, c6), c4), h));
+  tkc_tensor *m = or_(b, and_(b, shr(b, bb, shl(b, h, U8(b, 2))), mask), mul(b, shl(b, shr(b, c1, c6), c4), h));
+  const int64_t per_value[] = {-1, 2, 4, 32};
+  sc = rows3(b, rec(b, tkc_expand(sc, 4, per_value)), 8, 32);
+  m = rows3(b, rec(b, tkc_expand(m, 4, per_value)), 8, 32);
   *d_sc = mul(b, unsq(b, f16_at(b, blocks, 0), -1), f32(b, sc));
   *dmin_m = mul(b, unsq(b, f16_at(b, blocks, 2), -1), f32(b, m));
 }
 
 /* The 4-bit quants of a Q4_K / Q5_K super-block, 128 bytes at lo: 4 chunks of 32 bytes, each the low
- * nibbles (sub-block 2c) then the high nibbles (2c + 1): (nblocks, 8, 32) uint8 by sub-block */
+ * nibbles (sub-block 2c) then the high nibbles (2c + 1): (nblocks, 8, 32) uint32 by sub-block */
 static tkc_tensor *k_nibbles(qb *b, tkc_tensor *blocks, int64_t lo) {
   return rows3(b, unpack(b, rows3(b, cols(b, blocks, lo, lo + 128), 4, 32), 4), 8, 32);
 }
@@ -182,7 +180,7 @@ static tkc_tensor *deq_q5_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12],
   tkc_tensor *d_sc, *dmin_m;
   k_scales(b, blocks, 4, &d_sc, &dmin_m);
   /* the 5th bit of value l of sub-block k is bit k of qh[l] */
-  tkc_tensor *high = shl(b, unpack(b, cols(b, blocks, 16, 48), 1), U8(b, 4));
+  tkc_tensor *high = shl(b, unpack(b, cols(b, blocks, 16, 48), 1), U32(b, 4));
   tkc_tensor *q = or_(b, k_nibbles(b, blocks, 48), high);
   return rows2(b, sub(b, mul(b, d_sc, f32(b, q)), dmin_m), 256);
 }
@@ -192,7 +190,7 @@ static tkc_tensor *deq_q6_k(qb *b, tkc_tensor *blocks) { /* ql[128], qh[64], int
    * ql[64 n + 32 (g % 2) + l] and bits 2g, 2g + 1 of qh[32 n + l] */
   tkc_tensor *low = rows2(b, unpack(b, rows3(b, cols(b, blocks, 0, 128), 2, 64), 4), 256);
   tkc_tensor *high = rows2(b, unpack(b, rows3(b, cols(b, blocks, 128, 192), 2, 32), 2), 256);
-  tkc_tensor *q = sub(b, f32(b, or_(b, low, shl(b, high, U8(b, 4)))), F32(b, 32));
+  tkc_tensor *q = sub(b, f32(b, or_(b, low, shl(b, high, U32(b, 4)))), F32(b, 32));
   /* one int8 scale per 16 values */
   tkc_tensor *sc = unsq(b, f32(b, bitcast(b, cols(b, blocks, 192, 208), TKC_INT8)), -1);
   tkc_tensor *d_sc = mul(b, unsq(b, f16_at(b, blocks, 208), -1), sc); /* (nblocks, 16, 1) */

@@ -428,12 +428,13 @@ static const char *call1(lctx *c, const char *fn, int s, int n, const char *x, c
   return ins(c, res, "call " FMF " %s @%s(%s %s)", t, nm, t, x);
 }
 
-/* every lane of the shift count u is in [0, bits): a scalar by its range, a vector of constants */
+/* every lane of the shift count u is in [0, bits): a scalar by its range, a vector of scalars (constants,
+ * a broadcast count) that each are */
 static bool shift_in_range(const tkc_uop *u, int bits) {
   if (u->dtype.count <= 1) return u->vmin >= 0 && u->vmax < bits;
   if (u->op != TKC_OP_VECTORIZE) return false;
   for (int k = 0; k < u->nsrc; k++)
-    if (u->src[k]->dtype.count != 1 || u->src[k]->op != TKC_OP_CONST || !shift_in_range(u->src[k], bits)) return false;
+    if (u->src[k]->dtype.count != 1 || !shift_in_range(u->src[k], bits)) return false;
   return true;
 }
 
