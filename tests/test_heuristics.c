@@ -167,6 +167,29 @@ static void test_matvec_with_epilogue_picks(void **state) {
   tr_free(&w), tr_free(&x), tr_free(&e), tr_free(&wt), tr_free(&mv), tr_free(&want);
 }
 
+/* a conv whose output rows are 26 wide (3x3 over 28; its windows' copy, 9 MB, past the cache: the
+ * view form): on hosts with 16 lanes the rows are tiled by 13 along the row, not by 8 images (each
+ * reading its own image) */
+static void test_conv_rows_of_26_picks(void **state) {
+  (void)state;
+  href x = tr_rand(TKC_FLOAT32, 4, (const int64_t[]){8, 48, 28, 28}, TR_DOM_ANY), w = tr_rand(TKC_FLOAT32, 4, (const int64_t[]){32, 48, 3, 3}, TR_DOM_ANY);
+  tkc_tensor *tx = tr_upload(ctx, &x), *tw = tr_upload(ctx, &w), *laid = tkc_conv2d_weight_layout(tw);
+  assert_int_equal(tkc_realize(tx), TKC_OK);
+  assert_int_equal(tkc_realize(laid), TKC_OK); /* (conv2d reads it as it is: one kernel) */
+  href want = tr_conv2d(&x, &w, NULL, 1, 0);
+  with_simd("64");
+  for (int ri = 1; ri < 5; ri++) { /* (not INTERP: 75M multiply-adds) */
+    tkc_kshape ks;
+    tkc_tensor *y = tkc_conv2d(tx, laid, NULL, 1, 0);
+    picked(y, &want, ri, &ks);
+    if (ri == 1 || ri == 2) assert_true(kb_has_opt(&ks, TKC_OPT_UPCAST, -1, 13));
+    tkc_tensor_free(y);
+  }
+  with_simd(NULL);
+  tkc_tensor_free(laid), tkc_tensor_free(tw), tkc_tensor_free(tx);
+  tr_free(&x), tr_free(&w), tr_free(&want);
+}
+
 /* illegal opts: refused with a reason, the kernel's axes unchanged */
 static void test_legality(void **state) {
   (void)state;
@@ -217,6 +240,7 @@ int main(void) {
       cmocka_unit_test(test_elementwise_and_reduce_picks),
       cmocka_unit_test(test_matmul_picks),
       cmocka_unit_test(test_matvec_with_epilogue_picks),
+      cmocka_unit_test(test_conv_rows_of_26_picks),
       cmocka_unit_test(test_legality),
   };
   return cmocka_run_group_tests(tests, kb_setup, kb_teardown);
