@@ -291,7 +291,7 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   if (nva && !vsum) goto done;
   /* host SIMD widths (8, 16 lanes): fold_tree's halving as vector ops on the two halves (the same
    * sums in the same order), log2(w) ops instead of w - 1 scalar ones and w extracts */
-  for (int64_t w0 = w; vsum && nt == 0 && w0 >= 8 && w >= 4 && w == (int64_t)vsum->dtype.count;) {
+  for (bool host_width = w >= 8; host_width && vsum && nt == 0 && w >= 4 && w == (int64_t)vsum->dtype.count;) {
     int64_t half = w / 2;
     tkc_arg lo[TKC_MAX_VEC], hi[TKC_MAX_VEC];
     for (int64_t i = 0; i < half; i++) lo[i] = tkc_arg_int(i), hi[i] = tkc_arg_int(half + i);

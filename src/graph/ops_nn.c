@@ -84,36 +84,27 @@ static int64_t out_len(int64_t len, int64_t k, int64_t s, int64_t d, int ceil, i
   return o;
 }
 
+/* x (N, C, H, W) padded with value by top rows and left columns and after them up to rows x cols,
+ * or cut there (rows past the last window, or that no window reads: a stride clamped to 1) */
+static tkc_tensor *padded_to(tmps *s, tkc_tensor *x, int64_t top, int64_t left, int64_t rows, int64_t cols, double value) {
+  const int64_t *xs = x->node->shape;
+  int64_t bottom = rows - xs[2] - top, right = cols - xs[3] - left;
+  int64_t pads[8] = {0, 0, 0, 0, top, bottom > 0 ? bottom : 0, left, right > 0 ? right : 0};
+  return tmp(s, tkc_shrink(tmp(s, tkc_pad(x, pads, value)), (const int64_t[]){0, xs[0], 0, xs[1], 0, rows, 0, cols}));
+}
+
 /* (N, C, H, W) -> (N, C, OH, OW, KH, KW), a view: window (oh, ow, i, j) reads x at
  * (oh*sh + i*dh - top, ow*sw + j*dw - left), `value` outside x. x is padded by top/left and at the
  * bottom/right to exactly OH*sh + KH*dh - 1 rows (and likewise columns; the caller's bottom/right
  * padding is in out), seen as stride-1 windows of KH*dh x KW*dw, whose
  * window and tap axes are then split into (OH, sh) and (KH, dh) (and so on) keeping index 0 of sh
  * and dh. */
-/* windows that do not overlap (kernel <= stride, no dilation: a 2x2 max-pool), as tinygrad's fast
- * path: x padded or cut to (OH*sh, OW*sw), reshaped to (N, C, OH, sh, OW, sw), the first k of each
- * stride kept and the kernel axes moved last. A view whose gradient is a view too (a WINDOW's sums
- * shifted copies of it: a CNN's pool backward took five kernels). */
-static tkc_tensor *tiles(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], int64_t top, int64_t left, const int64_t out[2],
-                         double value) {
-  const int64_t *xs = x->node->shape;
-  int64_t nb = xs[0], c = xs[1], rows = out[0] * st[0], cols = out[1] * st[1];
-  int64_t bottom = rows - xs[2] - top, right = cols - xs[3] - left; /* < 0: rows past the last window */
-  int64_t pads[8] = {0, 0, 0, 0, top, bottom > 0 ? bottom : 0, left, right > 0 ? right : 0};
-  tkc_tensor *p = tmp(s, tkc_shrink(tmp(s, tkc_pad(x, pads, value)), (const int64_t[]){0, nb, 0, c, 0, rows, 0, cols}));
-  p = tmp(s, tkc_reshape(p, 6, (const int64_t[]){nb, c, out[0], st[0], out[1], st[1]}));
-  p = tmp(s, tkc_shrink(p, (const int64_t[]){0, nb, 0, c, 0, out[0], 0, k[0], 0, out[1], 0, k[1]}));
-  return tmp(s, tkc_permute(p, (const int[]){0, 1, 2, 4, 3, 5}));
-}
-
 static tkc_tensor *windows(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], const int64_t dl[2], int64_t top, int64_t left,
                            const int64_t out[2], double value) {
   if (!x) return NULL;
   const int64_t *xs = x->node->shape;
-  int64_t nb = xs[0], c = xs[1], rows = out[0] * st[0] + k[0] * dl[0] - 1, cols = out[1] * st[1] + k[1] * dl[1] - 1;
-  int64_t bottom = rows - xs[2] - top, right = cols - xs[3] - left; /* < 0: rows no window reads (a stride clamped to 1) */
-  int64_t pads[8] = {0, 0, 0, 0, top, bottom > 0 ? bottom : 0, left, right > 0 ? right : 0};
-  tkc_tensor *p = tmp(s, tkc_shrink(tmp(s, tkc_pad(x, pads, value)), (const int64_t[]){0, nb, 0, c, 0, rows, 0, cols}));
+  int64_t nb = xs[0], c = xs[1];
+  tkc_tensor *p = padded_to(s, x, top, left, out[0] * st[0] + k[0] * dl[0] - 1, out[1] * st[1] + k[1] * dl[1] - 1, value);
   if (!p) return NULL;
   int64_t wshape[6] = {nb, c, out[0] * st[0], out[1] * st[1], k[0] * dl[0], k[1] * dl[1]}, warg[3] = {wshape[4], wshape[5], 1};
   tkc_tensor *w = tmp(s, tkc_wrap(p->ctx, tkc_lz_move(p->node, TKC_MOVE_WINDOW, warg, 3, 6, wshape)));
@@ -124,6 +115,19 @@ static tkc_tensor *windows(tmps *s, tkc_tensor *x, const int64_t k[2], const int
   w = tmp(s, tkc_reshape(w, 8, (const int64_t[]){nb, c, out[0], out[1], st[1], k[0], k[1], dl[1]}));
   w = tmp(s, tkc_shrink(w, (const int64_t[]){0, nb, 0, c, 0, out[0], 0, out[1], 0, 1, 0, k[0], 0, k[1], 0, 1}));
   return tmp(s, tkc_reshape(w, 6, (const int64_t[]){nb, c, out[0], out[1], k[0], k[1]}));
+}
+
+/* windows that do not overlap (kernel <= stride, no dilation: a 2x2 max-pool), as tinygrad's fast
+ * path: x padded or cut to (OH*sh, OW*sw), reshaped to (N, C, OH, sh, OW, sw), the first k of each
+ * stride kept and the kernel axes moved last. A view whose gradient is a view too (a WINDOW's sums
+ * shifted copies of it: a CNN's pool backward took five kernels). */
+static tkc_tensor *tiles(tmps *s, tkc_tensor *x, const int64_t k[2], const int64_t st[2], int64_t top, int64_t left, const int64_t out[2],
+                         double value) {
+  int64_t nb = x->node->shape[0], c = x->node->shape[1];
+  tkc_tensor *p = padded_to(s, x, top, left, out[0] * st[0], out[1] * st[1], value);
+  p = tmp(s, tkc_reshape(p, 6, (const int64_t[]){nb, c, out[0], st[0], out[1], st[1]}));
+  p = tmp(s, tkc_shrink(p, (const int64_t[]){0, nb, 0, c, 0, out[0], 0, k[0], 0, out[1], 0, k[1]}));
+  return tmp(s, tkc_permute(p, (const int[]){0, 1, 2, 4, 3, 5}));
 }
 
 /* a pool's windows: tiles when they do not overlap (their gradient a view), else windows */
