@@ -9,7 +9,7 @@ latency_ms: best of N runs (outputs copied to numpy), first_ms: load + first inf
 cache as it is) vs session creation + first run (onnxruntime), max_diff: the largest difference of
 the outputs. Run: python3 bench/bench_onnx.py [device] [runs] [workload,...] (PYTHONPATH=bindings/python, or tkc
 installed). Needs: pip install onnx onnxruntime."""
-import json, os, sys, time
+import gc, json, os, sys, time
 os.environ.setdefault("OMP_NUM_THREADS", "2")
 import numpy as np
 import onnx
@@ -139,6 +139,11 @@ def bench(name, model, feeds):
         want = sess.run(None, feeds)[0]
         print(json.dumps({"impl": "onnxruntime-" + ort.__version__, "workload": name, "latency_ms": round(best(lambda: sess.run(None, feeds), RUNS), 3),
                           "first_ms": round((time.perf_counter() - s) * 1e3, 1)}), flush=True)
+        # onnxruntime's workers spin for a while after each run: on a 2-core host they would take a
+        # core from tkc's measurement (which then ran up to 1.9x slower), so they go first
+        del sess
+        gc.collect()
+        time.sleep(0.5)
     except ImportError:
         want = None
     ctx = tkc.Context(DEVICE)

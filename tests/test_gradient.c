@@ -101,6 +101,10 @@ static tkc_tensor *c_conv2d_weight(tkc_tensor *const *x) {
 static tkc_tensor *c_conv2d_input(tkc_tensor *const *x) { return tkc_conv2d(x[0], x[1], NULL, 1, 1); }
 /* conv2d's own rule with a stride: 6 rows pad 1 stride 2 leave a row no window reads (output_padding) */
 static tkc_tensor *c_conv2d_strided(tkc_tensor *const *x) { return tkc_conv2d(x[0], x[1], NULL, 2, 1); }
+/* rows of 7 or more: read as flat rows of the padded input; a strided 5x5 over 14 or more columns:
+ * of stride 1 over the input's phases (composite.c) */
+static tkc_tensor *c_conv2d_flat(tkc_tensor *const *x) { return tkc_conv2d(x[0], x[1], NULL, 1, 1); }
+static tkc_tensor *c_conv2d_phases(tkc_tensor *const *x) { return tkc_conv2d(x[0], x[1], NULL, 2, 2); }
 static tkc_tensor *c_conv2d_ex(tkc_tensor *const *x) {
   return tkc_conv2d_ex(x[0], x[1], NULL, (const int[]){2, 1}, (const int[]){1, 0, 0, 1}, (const int[]){1, 2}, 2);
 }
@@ -375,6 +379,8 @@ static const gcase CASES[] = {
     {"conv2d (weight, bias)", c_conv2d_weight, 2, {4, 1}, {{2, 2, 2, 2}, {2}}, {-1, -1}, {1, 1}},
     {"conv2d (input, padded)", c_conv2d_input, 2, {4, 4}, {{1, 2, 4, 4}, {3, 2, 3, 3}}, {-1, -1}, {1, 1}},
     {"conv2d (stride 2, padded, a row unread)", c_conv2d_strided, 2, {4, 4}, {{2, 2, 6, 5}, {3, 2, 3, 3}}, {-1, -1}, {1, 1}},
+    {"conv2d (flat rows)", c_conv2d_flat, 2, {4, 4}, {{1, 2, 3, 8}, {3, 2, 3, 3}}, {-1, -1}, {1, 1}},
+    {"conv2d (stride 2 as phases)", c_conv2d_phases, 2, {4, 4}, {{1, 1, 5, 28}, {2, 1, 5, 5}}, {-1, -1}, {1, 1}},
     {"conv2d_ex (stride, dilation, groups)", c_conv2d_ex, 2, {4, 4}, {{1, 4, 5, 6}, {2, 2, 2, 2}}, {-1, -1}, {1, 1}},
     {"max_pool2d (stride 2x1)", c_max_pool, 1, {4}, {{1, 2, 4, 5}}, {-1}, {1}},
     {"avg_pool2d (padded, ceil)", c_avg_pool, 1, {4}, {{1, 1, 5, 4}}, {-1}, {1}},

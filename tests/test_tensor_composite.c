@@ -176,6 +176,10 @@ static void test_conv2d(void **state) {
       {{1, 1, 4, 4}, {1, 1, 3, 3}, false, 1, 0}, {{2, 3, 5, 5}, {4, 3, 3, 3}, true, 1, 1}, {{2, 3, 6, 5}, {4, 3, 3, 3}, false, 2, 0},
       {{1, 2, 7, 7}, {3, 2, 3, 3}, true, 2, 1},  {{2, 4, 3, 3}, {5, 4, 1, 1}, true, 1, 0},  {{1, 2, 4, 5}, {2, 2, 2, 3}, false, 1, 2},
       {{1, 1, 2, 2}, {1, 1, 3, 3}, false, 1, 1}, /* kernel bigger than the input */
+      /* on host devices: rows of 7 or more read as flat rows of the padded input (flat_windows) */
+      {{2, 3, 9, 11}, {5, 3, 3, 3}, true, 1, 1}, {{1, 2, 8, 10}, {4, 2, 3, 2}, false, 1, 0}, {{1, 16, 7, 7}, {32, 16, 3, 3}, false, 1, 1},
+      /* and strided large kernels as stride 1 over the input's phases (phase_conv2d) */
+      {{1, 3, 33, 31}, {4, 3, 7, 7}, true, 2, 3}, {{1, 2, 50, 47}, {3, 2, 7, 7}, false, 3, 1}, {{2, 2, 20, 30}, {3, 2, 5, 5}, true, 2, 0},
   };
   FOR_EACH_DEVICE(dev, ctx) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

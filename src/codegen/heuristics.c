@@ -282,16 +282,15 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
       int64_t klen = 1;
       for (int a = 0; a < ks->naxes; a++)
         if (ks->ax[a].kind == TKC_AX_REDUCE) klen *= ks->ax[a].size;
-      int amounts[7] = {4, 3, 5, 2, 0};
+      int amounts[8] = {4, 3, 5, 2, 0};
       if (w >= 16 && msize % 8 == 0 && klen >= 128) amounts[0] = 8, amounts[4] = 4;
-      else if (w >= 16 && m == c && long_row_tile(msize)) amounts[0] = long_row_tile(msize);
+      else if (w >= 16 && m == c && long_row_tile(msize)) /* (past the lane limit with two vectors: 7) */
+        memcpy(amounts, (const int[]){long_row_tile(msize), 7, 6, 4, 5, 3, 2, 0}, sizeof amounts);
       else if (w >= 16) /* rows of 7x7, 14x14 images (P = 49, 196): 7 of them, with two vectors 14 accumulators */
-        memcpy(amounts, (const int[]){7, 6, 4, 5, 3, 2, 0}, sizeof amounts);
-      for (int k = 0; k < 7 && amounts[k] && ma >= 0; k++)
-        if (msize % amounts[k] == 0) {
-          try_opt(ks, TKC_OPT_UPCAST, ma, amounts[k], r);
-          break;
-        }
+        memcpy(amounts, (const int[]){7, 6, 4, 5, 3, 2, 0, 0}, sizeof amounts);
+      int64_t before = tkc_kshape_lanes(ks);
+      for (int k = 0; k < 8 && amounts[k] && ma >= 0 && tkc_kshape_lanes(ks) == before; k++) /* the first that divides and fits */
+        if (msize % amounts[k] == 0) try_opt(ks, TKC_OPT_UPCAST, ma, amounts[k], r);
     }
     int vn = axis_of(ks, vdim);
     if (v == c && vn > 0 && vn < tkc_kshape_first_reduce(ks)) try_opt(ks, TKC_OPT_SWAP, 0, vn, r); /* the vector panel outermost */

@@ -186,6 +186,29 @@ static tkc_tensor *windows(tkc_tensor *x, int64_t kh, int64_t kw, int64_t stride
   return tkc_wrap(x->ctx, tkc_lz_move(x->node, TKC_MOVE_WINDOW, arg, 3, 6, shape));
 }
 
+/* A stride-1 conv's windows read along the rows of its padded input laid end to end: the output is
+ * computed on a grid of rows wg >= wp wide (the padded row), whose last wg - ow columns are garbage
+ * that the result's shrink drops, so that output p = y*wg + x reads xp[c][p + i*wg + j] for window
+ * element (i, j): for each (c, i, j) a run of contiguous elements along p, which the register tile
+ * loads as vectors, with no window index arithmetic, no padding guards and no im2col copy (KH*KW
+ * times the input). x is padded (one more row at the bottom, so that the last windows' rows stay
+ * inside) and copied once, 1.1x the input. Returns the (N, 1, C, OH*wg, KH, KW) view. */
+static tkc_tensor *flat_windows(tkc_tensor *x, int64_t pad, int64_t kh, int64_t kw, int64_t oh, int64_t wg) {
+  const tkc_lazy *xn = x->node;
+  int64_t nb = xn->shape[0], c = xn->shape[1], rows = xn->shape[2] + 2 * pad + 1, len = rows * wg, span = kh * wg;
+  int64_t pads[8] = {0, 0, 0, 0, pad, pad + 1, pad, wg - xn->shape[3] - pad};
+  tkc_tensor *t[7] = {0};
+  t[0] = tkc_pad(x, pads, 0);
+  t[1] = t[0] ? tkc_contiguous(t[0]) : NULL; /* (N, C, rows, wg) */
+  t[2] = reshape_to(t[1], 4, (const int64_t[]){nb, c, 1, len});
+  t[3] = t[2] ? windows(t[2], 1, span, 1) : NULL; /* (N, C, 1, len - span + 1, 1, span) */
+  t[4] = reshape_to(t[3], 5, (const int64_t[]){nb, c, len - span + 1, kh, wg});
+  t[5] = t[4] ? tkc_shrink(t[4], (const int64_t[]){0, nb, 0, c, 0, oh * wg, 0, kh, 0, kw}) : NULL;
+  tkc_tensor *r = reshape_to(t[5], 6, (const int64_t[]){nb, 1, c, oh * wg, kh, kw});
+  drop(t, 7);
+  return r;
+}
+
 /* The memory order in which tkc_conv2d's kernels read w (O, I, KH, KW), as a 5-D view of w
  * (O/P, I, KH, KW, P): the output channels innermost, so that the register tile loads vectors of them.
  * Channel-last (P = O) in general; on host devices, for layers whose (K, O) rows would alias in the
@@ -243,6 +266,30 @@ tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w) {
   return r;
 }
 
+/* A conv of stride s as one of stride 1 over the input's s x s phases as channels (space to depth):
+ * xp[c][s*y + i] with i = s*a + r is phase r's row y + a, so x (N, C, H, W) padded becomes
+ * (N, C*s*s, OH + KA - 1, OW + KB - 1) and w (O, C, KH, KW) becomes (O, C*s*s, KA, KB), KA = ceil(KH/s),
+ * with zero taps past the kernel's end. Returns that conv (no padding, stride 1). */
+static tkc_tensor *phase_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int64_t s, int64_t pad, int64_t oh, int64_t ow) {
+  const tkc_lazy *xn = x->node, *wn = w->node;
+  int64_t nb = xn->shape[0], c = xn->shape[1], o = wn->shape[0];
+  int64_t ka = (wn->shape[2] + s - 1) / s, kb = (wn->shape[3] + s - 1) / s, hs = oh + ka - 1, ws = ow + kb - 1;
+  int64_t hp = xn->shape[2] + 2 * pad, wp = xn->shape[3] + 2 * pad, eh = s * hs > hp ? s * hs - hp : 0, ew = s * ws > wp ? s * ws - wp : 0;
+  tkc_tensor *t[10] = {0};
+  t[0] = tkc_pad(x, (const int64_t[]){0, 0, 0, 0, pad, pad + eh, pad, pad + ew}, 0);
+  t[1] = t[0] ? tkc_shrink(t[0], (const int64_t[]){0, nb, 0, c, 0, s * hs, 0, s * ws}) : NULL;
+  t[2] = reshape_to(t[1], 6, (const int64_t[]){nb, c, hs, s, ws, s});
+  t[3] = t[2] ? tkc_permute(t[2], (const int[]){0, 1, 3, 5, 2, 4}) : NULL;
+  t[4] = reshape_to(t[3], 4, (const int64_t[]){nb, c * s * s, hs, ws});
+  t[5] = tkc_pad(w, (const int64_t[]){0, 0, 0, 0, 0, s * ka - wn->shape[2], 0, s * kb - wn->shape[3]}, 0);
+  t[6] = reshape_to(t[5], 6, (const int64_t[]){o, c, ka, s, kb, s});
+  t[7] = t[6] ? tkc_permute(t[6], (const int[]){0, 1, 3, 5, 2, 4}) : NULL;
+  t[8] = reshape_to(t[7], 4, (const int64_t[]){o, c * s * s, ka, kb});
+  tkc_tensor *r = t[4] && t[8] ? tkc_conv2d(t[4], t[8], bias, 1, 0) : NULL;
+  drop(t, 10);
+  return r;
+}
+
 tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int stride, int padding) {
   if (tkc_check(x) || tkc_check(w) || (bias && tkc_check(bias))) return NULL;
   const tkc_lazy *xn = x->node, *wn = w->node;
@@ -264,15 +311,30 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   if (tkc_shape_size_checked(4, padded, item, NULL) || tkc_shape_size_checked(7, windowed, item, NULL))
     return tkc_err_null(TKC_ESHAPE, "conv2d: x %s, w %s, stride %d, padding %d: the padded input (%lldx%lld) or its windows overflow 64 bits in size",
                         TKC_NODE_SHAPE(xn), TKC_NODE_SHAPE(wn), stride, padding, (long long)hp, (long long)wp);
+  /* a strided conv with a large kernel (a ResNet's 7x7 stem, stride 2) on a host device: of stride 1
+   * over the input's phases (phase_conv2d), which the flat windows then serve (1.3x the taps of a
+   * 7x7; the strided windows' copy or direct form ran 3-4x slower at batch 8) */
+  if (stride > 1 && kh > 2 * stride && kw > 2 * stride && ow >= 14 && host_tile_width(x->ctx)) {
+    tkc_tensor *r = phase_conv2d(x, w, bias, stride, padding, oh, ow);
+    if (r) tkc_lazy_mark_composite(r->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);
+    return r;
+  }
   int64_t pads[8] = {0, 0, 0, 0, padding, padding, padding, padding};
   int64_t kk = c * kh * kw, pp = oh * ow, out[4] = {nb, o, oh, ow};
   tkc_tensor *t[9] = {0};
-  t[0] = tkc_pad(x, pads, 0);
-  t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL; /* (N, C, OH, OW, KH, KW) */
+  /* stride 1 on host devices, with rows long enough that the grid's kw - 1 garbage columns cost
+   * little (ow >= 14): the flat windows of the padded input (flat_windows) */
+  int64_t wg = stride == 1 && kh * kw > 1 && kh * kw <= 64 && ow >= 7 && host_tile_width(x->ctx) ? wp : 0;
+  if (!wg) {
+    t[0] = tkc_pad(x, pads, 0);
+    t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL; /* (N, C, OH, OW, KH, KW) */
+  }
   int64_t colbytes = nb * kk * pp * item; /* (no overflow: the windows' size was checked) */
   /* when the windows' copy stays in cache (8 MB), or the output rows are too short for the direct
    * form's register tile (7x7, 14x14: it then re-reads the weights per row) */
-  if (t[1] && kh * kw <= 64 && (colbytes <= ((int64_t)8 << 20) || (ow < 16 && colbytes <= ((int64_t)1 << 29)))) {
+  if (wg) {
+    t[2] = flat_windows(x, padding, kh, kw, oh, wg); /* (N, 1, C, OH*wg, KH, KW) */
+  } else if (t[1] && kh * kw <= 64 && (colbytes <= ((int64_t)8 << 20) || (ow < 16 && colbytes <= ((int64_t)1 << 29)))) {
     /* a matmul per image: out (N, O, P) = sum over K of cols (N, K, P) * w (O, K), P = OH*OW and
      * K = C*KH*KW. The windows are copied out once, contiguous along P (im2col, as onnxruntime's
      * MLAS), so the reduce loads them as a matmul loads its operand, without the padding guards and
@@ -311,13 +373,18 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   if (wperm && !wl) wl = tkc_contiguous(wperm);
   tkc_tensor *wv = wl ? conv_weight_oihw(wl, wn->shape) : NULL;
   bool flat = t[2] && t[2]->node->ndim == 4;
-  t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
+  if (wg) t[3] = tkc_reshape(wv ? wv : w, 6, (const int64_t[]){1, o, c, 1, kh, kw});
+  else t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
   tkc_tensor_free(wv);
   tkc_tensor_free(wl);
   tkc_tensor_free(wperm);
-  t[6] = mul_sum(t[2], t[3], flat ? 1 : 3, flat ? (const int[]){3} : (const int[]){2, 5, 6}, tkc_least_upper_dtype(xn->dtype, wn->dtype));
+  t[6] = mul_sum(t[2], t[3], wg || !flat ? 3 : 1, wg ? (const int[]){2, 4, 5} : flat ? (const int[]){3} : (const int[]){2, 5, 6}, tkc_least_upper_dtype(xn->dtype, wn->dtype));
   t[2] = t[3] = NULL; /* taken */
-  t[7] = reshape_to(t[6], 4, out);
+  if (wg) { /* the grid (N, O, OH, wg) less its garbage columns */
+    t[4] = reshape_to(t[6], 4, (const int64_t[]){nb, o, oh, wg});
+    t[7] = t[4] ? tkc_shrink(t[4], (const int64_t[]){0, nb, 0, o, 0, oh, 0, ow}) : NULL;
+  } else
+    t[7] = reshape_to(t[6], 4, out);
   if (t[7]) tkc_lazy_mark_composite(t[7]->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);
   t[8] = t[7] && bias ? reshape_to(bias, 4, (const int64_t[]){1, o, 1, 1}) : NULL;
   tkc_tensor *r = !bias ? t[7] : t[8] ? tkc_add(t[7], t[8]) : NULL;
