@@ -293,7 +293,10 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
         if (msize % amounts[k] == 0) try_opt(ks, TKC_OPT_UPCAST, ma, amounts[k], r);
     }
     int vn = axis_of(ks, vdim);
-    if (v == c && vn > 0 && vn < tkc_kshape_first_reduce(ks)) try_opt(ks, TKC_OPT_SWAP, 0, vn, r); /* the vector panel outermost */
+    /* the vector panel outermost, unless too few of them split unevenly across the cores (7 panels
+     * of a 14x14 conv's 224 positions: one core did 4 of 7, 12% of the kernel lost) */
+    if (v == c && vn > 0 && vn < tkc_kshape_first_reduce(ks) && (ks->ax[vn].size % 2 == 0 || ks->ax[vn].size >= 16))
+      try_opt(ks, TKC_OPT_SWAP, 0, vn, r);
     return;
   }
   /* a reduce the loads read contiguously: vector accumulators */
