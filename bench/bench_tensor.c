@@ -325,7 +325,10 @@ static int bench_device(const char *dev, int argc, char **argv, int reps) {
     for (int64_t j = 0; in.htw[i] && j < s[0] * s[1]; j++) in.htw[i][j] = (in.htw[i][j] - 0.5f) * 0.1f; /* keep activations O(1) */
     if (in.tw[i]) {
       tkc_tensor_free(in.tw[i]);
-      in.tw[i] = tkc_tensor_new(in.ctx, TKC_FLOAT32, 2, s, in.htw[i]);
+      tkc_tensor *raw = tkc_tensor_new(in.ctx, TKC_FLOAT32, 2, s, in.htw[i]);
+      /* the weights in the layout the matmuls read, once, as onnxruntime prepacks a model's */
+      in.tw[i] = raw ? tkc_matmul_weight_layout(raw) : NULL;
+      tkc_tensor_free(raw);
       if (!in.tw[i] || tkc_realize(in.tw[i])) status = 1;
     }
   }

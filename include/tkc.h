@@ -188,6 +188,12 @@ TKC_API tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias_or
  * OIHW again (same values): realize it once for weights convolved many times (a model's), and
  * tkc_conv2d reads it with no copy per call. A lazy tensor; NULL + error for a bad w. */
 TKC_API tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w);
+/* b (K, N), a matmul's right operand used many times (a layer's weight), copied into the memory
+ * layout tkc_matmul's kernels read it in on b's device, seen as (K, N) again (same values): on host
+ * devices panels of N (N/W, K, W), W the register tile's width, which tkc_matmul otherwise makes per
+ * call only for M >= 512 rows; rows of a power-of-two-like length evict each other in the cache.
+ * Realize it once; tkc_matmul(a, it) then reads it with no copy. NULL + error for a bad b. */
+TKC_API tkc_tensor *tkc_matmul_weight_layout(tkc_tensor *b);
 
 /* ---------------------------------------------------------------- variables
  * A variable is a named int of a ctx with bounds [min, max] (0 <= min <= max < 2^31), bound to a

@@ -335,6 +335,9 @@ static void test_reduce_movement_errors(void **state) {
     FAIL_WITH(tkc_conv2d(x, w, bias, 1, -1), TKC_EINVAL);
     FAIL_WITH(tkc_conv2d_weight_layout(NULL), TKC_EINVAL);
     FAIL_WITH(tkc_conv2d_weight_layout(f32(ctx, 3, (const int64_t[]){16, 3, 3})), TKC_ESHAPE); /* not OIHW */
+    FAIL_WITH(tkc_matmul_weight_layout(NULL), TKC_EINVAL);
+    FAIL_WITH(tkc_matmul_weight_layout(f32(ctx, 1, (const int64_t[]){64})), TKC_ESHAPE);        /* not (K, N) */
+    FAIL_WITH(tkc_matmul_weight_layout(f32(ctx, 3, (const int64_t[]){2, 8, 64})), TKC_ESHAPE); /* batched */
     CTX_OK("conv2d errors");
   }
   TR_END();

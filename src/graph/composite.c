@@ -44,6 +44,24 @@ static tkc_tensor *panels_of(tkc_tensor *b, int64_t k, int64_t n, int64_t w) {
   return r;
 }
 
+/* whether b (K, N) is panels_of's view of a (N/W, K, W) buffer: tkc_matmul_weight_layout's, realized
+ * (a buffer seen through that view; as for conv weights, the view is what tells) */
+static bool is_panels(const tkc_lazy *b, int64_t k, int64_t n, int64_t w) {
+  if (b->kind != TKC_LZ_BUFFER || !b->rbuf || b->target) return false;
+  tkc_st want;
+  tkc_st_contiguous(&want, 3, (const int64_t[]){n / w, k, w});
+  return !tkc_st_permute(&want, (const int[]){1, 0, 2}) && !tkc_st_reshape(&want, 2, (const int64_t[]){k, n}) && tkc_st_equal(&want, b->st);
+}
+
+tkc_tensor *tkc_matmul_weight_layout(tkc_tensor *b) {
+  if (tkc_check(b)) return NULL;
+  const tkc_lazy *y = b->node;
+  if (y->ndim != 2) return tkc_err_null(TKC_ESHAPE, "matmul_weight_layout: b %s must be (K, N) (2-d)", TKC_NODE_SHAPE(y));
+  int64_t k = y->shape[0], n = y->shape[1], w = host_tile_width(b->ctx);
+  if (!tkc_dim_is_var(k) && !tkc_dim_is_var(n) && w && y->dtype == TKC_FLOAT32 && n % w == 0 && n > w) return panels_of(b, k, n, w);
+  return tkc_contiguous(b);
+}
+
 /* b (K, N) read from its transpose copied contiguous (N, K) */
 static tkc_tensor *transposed_copy(tkc_tensor *b) {
   tkc_tensor *p[2] = {0};
@@ -104,7 +122,7 @@ tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
   for (int i = 0; i < nb; i++) bm *= xs[i];
   bool host2d = w && y->dtype == TKC_FLOAT32 && x->dtype == TKC_FLOAT32 && y->ndim == 2;
   for (int i = 0; i < nb; i++) host2d = host2d && ys[i] == 1;
-  bool pack = host2d && bm >= 512 && k >= 256 && n % w == 0 && n > w && ((n * 4) % 4096 == 0 || k * n * 4 >= ((int64_t)8 << 20));
+  bool pack = host2d && bm >= 512 && k >= 256 && n % w == 0 && n > w && ((n * 4) % 4096 == 0 || k * n * 4 >= ((int64_t)8 << 20)) && !is_panels(y, k, n, w);
   /* a few columns that the host's vectors do not divide (a 10-class output layer): b's transpose
    * copied contiguous (N, K), so that the reduce runs as dot products along k in both operands with a
    * register tile (3-6x faster than vectors of k gathered from b's rows) */
