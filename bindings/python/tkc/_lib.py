@@ -99,6 +99,7 @@ _decl(T, [T, i, I64P], "repeat")
 _decl(T, [T, i64], "tril triu one_hot")
 _decl(T, [T, T, T, i, i], "conv2d")
 _decl(T, [T], "conv2d_weight_layout")
+_decl(T, [T], "matmul_weight_layout")
 # running
 _decl(i, [T], "realize")
 _decl(i, [T, ctypes.POINTER(Opt), i], "realize_opts")

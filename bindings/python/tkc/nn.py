@@ -71,6 +71,11 @@ class NNOps:
         realize it once for a weight used in many conv2d calls, which then read it without a copy."""
         return self._new(lib.tkc_conv2d_weight_layout(self._p))
 
+    def matmul_weight_layout(self):
+        """This (K, N) matmul right operand copied into the layout matmul's kernels read (same values,
+        a lazy tensor): realize it once for a weight used in many matmuls, which then read it as it is."""
+        return self._new(lib.tkc_matmul_weight_layout(self._p))
+
     def conv1d(self, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
         """NCL x OIK; padding an int or (left, right)."""
         left, right = (padding, padding) if isinstance(padding, (int, np.integer)) else padding
