@@ -332,7 +332,9 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   /* a strided conv with a large kernel (a ResNet's 7x7 stem, stride 2) on a host device: of stride 1
    * over the input's phases (phase_conv2d), which the flat windows then serve (1.3x the taps of a
    * 7x7; the strided windows' copy or direct form ran 3-4x slower at batch 8) */
-  if (stride > 1 && kh > 2 * stride && kw > 2 * stride && ow >= 14 && host_tile_width(x->ctx)) {
+  bool concrete = true; /* (the flat and phase forms compute with the dims: no dim variables) */
+  for (int i = 0; i < 4; i++) concrete = concrete && !tkc_dim_is_var(xn->shape[i]) && !tkc_dim_is_var(wn->shape[i]);
+  if (concrete && stride > 1 && kh > 2 * stride && kw > 2 * stride && ow >= 14 && host_tile_width(x->ctx)) {
     tkc_tensor *r = phase_conv2d(x, w, bias, stride, padding, oh, ow);
     if (r) tkc_lazy_mark_composite(r->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);
     return r;
@@ -341,8 +343,9 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   int64_t kk = c * kh * kw, pp = oh * ow, out[4] = {nb, o, oh, ow};
   tkc_tensor *t[9] = {0};
   /* stride 1 on host devices, with rows long enough that the grid's kw - 1 garbage columns cost
-   * little (ow >= 14): the flat windows of the padded input (flat_windows) */
-  int64_t wg = stride == 1 && kh * kw > 1 && kh * kw <= 64 && ow >= 7 && host_tile_width(x->ctx) ? wp : 0;
+   * less than the windows' copy (ow >= 7: 2 of 9 columns, and no 9x im2col): the flat windows of the
+   * padded input (flat_windows) */
+  int64_t wg = concrete && stride == 1 && kh * kw > 1 && kh * kw <= 64 && ow >= 7 && host_tile_width(x->ctx) ? wp : 0;
   if (!wg) {
     t[0] = tkc_pad(x, pads, 0);
     t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL; /* (N, C, OH, OW, KH, KW) */
