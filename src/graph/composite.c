@@ -334,7 +334,7 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
    * 7x7; the strided windows' copy or direct form ran 3-4x slower at batch 8) */
   bool concrete = true; /* (the flat and phase forms compute with the dims: no dim variables) */
   for (int i = 0; i < 4; i++) concrete = concrete && !tkc_dim_is_var(xn->shape[i]) && !tkc_dim_is_var(wn->shape[i]);
-  if (concrete && stride > 1 && kh > 2 * stride && kw > 2 * stride && ow >= 14 && host_tile_width(x->ctx)) {
+  if (concrete && stride > 1 && kh > 2 * (int64_t)stride && kw > 2 * (int64_t)stride && ow >= 14 && host_tile_width(x->ctx)) {
     tkc_tensor *r = phase_conv2d(x, w, bias, stride, padding, oh, ow);
     if (r) tkc_lazy_mark_composite(r->node, TKC_COMP_CONV2D, 2, (tkc_lazy *const[]){x->node, w->node}, (const int64_t[]){stride, padding}, 2);
     return r;
