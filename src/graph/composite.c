@@ -210,20 +210,21 @@ static tkc_tensor *windows(tkc_tensor *x, int64_t kh, int64_t kw, int64_t stride
  * element (i, j): for each (c, i, j) a run of contiguous elements along p, which the register tile
  * loads as vectors, with no window index arithmetic, no padding guards and no im2col copy (KH*KW
  * times the input). x is padded (one more row at the bottom, so that the last windows' rows stay
- * inside) and copied once, 1.1x the input. Returns the (N, 1, C, OH*wg, KH, KW) view. */
+ * inside) and copied once, 1.1x the input. Returns the view (N, 1, C, 1, OH*wg, KH, KW): the shape of
+ * the windows' view form (N, 1, C, OH, OW, KH, KW), with the grid as one row. */
 static tkc_tensor *flat_windows(tkc_tensor *x, int64_t pad, int64_t kh, int64_t kw, int64_t oh, int64_t wg) {
   const tkc_lazy *xn = x->node;
   int64_t nb = xn->shape[0], c = xn->shape[1], rows = xn->shape[2] + 2 * pad + 1, len = rows * wg, span = kh * wg;
   int64_t pads[8] = {0, 0, 0, 0, pad, pad + 1, pad, wg - xn->shape[3] - pad};
-  tkc_tensor *t[7] = {0};
+  tkc_tensor *t[6] = {0};
   t[0] = tkc_pad(x, pads, 0);
   t[1] = t[0] ? tkc_contiguous(t[0]) : NULL; /* (N, C, rows, wg) */
   t[2] = reshape_to(t[1], 4, (const int64_t[]){nb, c, 1, len});
   t[3] = t[2] ? windows(t[2], 1, span, 1) : NULL; /* (N, C, 1, len - span + 1, 1, span) */
   t[4] = reshape_to(t[3], 5, (const int64_t[]){nb, c, len - span + 1, kh, wg});
   t[5] = t[4] ? tkc_shrink(t[4], (const int64_t[]){0, nb, 0, c, 0, oh * wg, 0, kh, 0, kw}) : NULL;
-  tkc_tensor *r = reshape_to(t[5], 6, (const int64_t[]){nb, 1, c, oh * wg, kh, kw});
-  drop(t, 7);
+  tkc_tensor *r = reshape_to(t[5], 7, (const int64_t[]){nb, 1, c, 1, oh * wg, kh, kw});
+  drop(t, 6);
   return r;
 }
 
@@ -351,12 +352,12 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
     t[1] = t[0] ? windows(t[0], kh, kw, stride) : NULL; /* (N, C, OH, OW, KH, KW) */
   }
   int64_t colbytes = nb * kk * pp * item; /* (no overflow: the windows' size was checked) */
-  /* when the windows' copy stays in cache (8 MB), or the output rows are too short for the direct
-   * form's register tile (7x7, 14x14: it then re-reads the weights per row) */
   if (wg) {
-    t[2] = flat_windows(x, padding, kh, kw, oh, wg); /* (N, 1, C, OH*wg, KH, KW) */
+    t[2] = flat_windows(x, padding, kh, kw, oh, wg); /* (N, 1, C, 1, OH*wg, KH, KW) */
   } else if (t[1] && kh * kw <= 64 && (colbytes <= ((int64_t)8 << 20) || (ow < 16 && colbytes <= ((int64_t)1 << 29)))) {
-    /* a matmul per image: out (N, O, P) = sum over K of cols (N, K, P) * w (O, K), P = OH*OW and
+    /* when the windows' copy stays in cache (8 MB), or the output rows are too short for the direct
+     * form's register tile (7x7, 14x14: it then re-reads the weights per row):
+     * a matmul per image: out (N, O, P) = sum over K of cols (N, K, P) * w (O, K), P = OH*OW and
      * K = C*KH*KW. The windows are copied out once, contiguous along P (im2col, as onnxruntime's
      * MLAS), so the reduce loads them as a matmul loads its operand, without the padding guards and
      * window arithmetic of the input's view; a 1x1 conv of stride 1 reads x itself */
@@ -394,12 +395,11 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
   if (wperm && !wl) wl = tkc_contiguous(wperm);
   tkc_tensor *wv = wl ? conv_weight_oihw(wl, wn->shape) : NULL;
   bool flat = t[2] && t[2]->node->ndim == 4;
-  if (wg) t[3] = tkc_reshape(wv ? wv : w, 6, (const int64_t[]){1, o, c, 1, kh, kw});
-  else t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
+  t[3] = flat ? tkc_reshape(wv ? wv : w, 4, (const int64_t[]){1, o, 1, kk}) : tkc_reshape(wv ? wv : w, 7, (const int64_t[]){1, o, c, 1, 1, kh, kw});
   tkc_tensor_free(wv);
   tkc_tensor_free(wl);
   tkc_tensor_free(wperm);
-  t[6] = mul_sum(t[2], t[3], wg || !flat ? 3 : 1, wg ? (const int[]){2, 4, 5} : flat ? (const int[]){3} : (const int[]){2, 5, 6}, tkc_least_upper_dtype(xn->dtype, wn->dtype));
+  t[6] = mul_sum(t[2], t[3], flat ? 1 : 3, flat ? (const int[]){3} : (const int[]){2, 5, 6}, tkc_least_upper_dtype(xn->dtype, wn->dtype));
   t[2] = t[3] = NULL; /* taken */
   if (wg) { /* the grid (N, O, OH, wg) less its garbage columns */
     t[4] = reshape_to(t[6], 4, (const int64_t[]){nb, o, oh, wg});

@@ -136,29 +136,26 @@ static int init_index(const tkc_onnx_model *m, const char *name) {
  *     or panels of output channels), seen as OIHW;
  *   MatMul's and Gemm's 2-d float32 B: tkc_matmul_weight_layout (panels of columns), seen as (K, N),
  *     or (N, K) for a Gemm with transB. */
-static tkc_tensor *laid_out_as(const Onnx__NodeProto *nd, tkc_tensor *w) {
-  tkc_dtype dt = tkc_dtype_of(w);
-  if (!strcmp(nd->op_type, "Conv")) {
-    int64_t group = 1;
-    for (size_t k = 0; k < nd->n_attribute; k++)
-      if (!strcmp(nd->attribute[k]->name, "group")) group = nd->attribute[k]->i;
-    int real = dt == TKC_FLOAT32 || dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT64;
-    return group != 1 || !real || tkc_ndim(w) != 4 || tkc_dim(w, 0) % 8 ? w : tkc_conv2d_weight_layout(w);
-  }
-  int gemm = !strcmp(nd->op_type, "Gemm");
-  if ((!gemm && strcmp(nd->op_type, "MatMul")) || dt != TKC_FLOAT32 || tkc_ndim(w) != 2) return w;
-  int64_t trans = 0;
-  for (size_t k = 0; gemm && k < nd->n_attribute; k++)
-    if (!strcmp(nd->attribute[k]->name, "transB")) trans = nd->attribute[k]->i;
-  if (!trans) return tkc_matmul_weight_layout(w);
-  tkc_tensor *t = tkc_transpose(w, 0, 1), *l = t ? tkc_matmul_weight_layout(t) : NULL, *r = l ? tkc_transpose(l, 0, 1) : NULL;
-  tkc_tensor_free(t), tkc_tensor_free(l);
-  return r;
-}
 static tkc_status laid_out(const Onnx__NodeProto *nd, tkc_tensor *w, tkc_tensor **out) {
-  tkc_tensor *r = laid_out_as(nd, w);
-  *out = r == w ? NULL : r;
-  return r ? TKC_OK : tkc_last_status();
+  tkc_dtype dt = tkc_dtype_of(w);
+  int conv = !strcmp(nd->op_type, "Conv"), gemm = !strcmp(nd->op_type, "Gemm");
+  int64_t group = 1, trans = 0;
+  for (size_t k = 0; k < nd->n_attribute; k++) {
+    if (conv && !strcmp(nd->attribute[k]->name, "group")) group = nd->attribute[k]->i;
+    if (gemm && !strcmp(nd->attribute[k]->name, "transB")) trans = nd->attribute[k]->i;
+  }
+  *out = NULL;
+  if (conv) {
+    int real = dt == TKC_FLOAT32 || dt == TKC_FLOAT16 || dt == TKC_BFLOAT16 || dt == TKC_FLOAT64;
+    if (group != 1 || !real || tkc_ndim(w) != 4 || tkc_dim(w, 0) % 8) return TKC_OK;
+    *out = tkc_conv2d_weight_layout(w);
+  } else if ((gemm || !strcmp(nd->op_type, "MatMul")) && dt == TKC_FLOAT32 && tkc_ndim(w) == 2) {
+    tkc_tensor *t = trans ? tkc_transpose(w, 0, 1) : w, *l = t ? tkc_matmul_weight_layout(t) : NULL;
+    *out = trans && l ? tkc_transpose(l, 0, 1) : l;
+    if (trans) tkc_tensor_free(t), tkc_tensor_free(l);
+  } else
+    return TKC_OK;
+  return *out ? TKC_OK : tkc_last_status();
 }
 
 /* The weights of the main graph's Conv, MatMul and Gemm nodes are kept in the memory layout their
