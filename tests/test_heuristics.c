@@ -172,12 +172,13 @@ static void test_matvec_with_epilogue_picks(void **state) {
  * positions. With 16 lanes the conv's register tile is a vector of 16 output channels (channel-last
  * weights) by 8 grid positions (it was 26-wide rows by 13 in the windows' view form); the values on
  * every host device */
-static void test_flat_conv_picks(void **state) {
-  (void)state;
-  href x = tr_rand(TKC_FLOAT32, 4, (const int64_t[]){8, 48, 28, 28}, TR_DOM_ANY), w = tr_rand(TKC_FLOAT32, 4, (const int64_t[]){32, 48, 3, 3}, TR_DOM_ANY);
-  href want = tr_conv2d(&x, &w, NULL, 1, 0);
-  with_simd("64");
-  tkc_tensor *tx = tr_upload(ctx, &x), *tw = tr_upload(ctx, &w), *y = tkc_conv2d(tx, tw, NULL, 1, 0);
+/* conv x (*) w (stride 1) with TKC_SIMD_BYTES simd: one reduce kernel, whose full dims have `dim` among
+ * them and whose opts UPCAST by u1 and u2, and values right on the devices that compile */
+static void conv_picks(const int64_t *xs, const int64_t *ws, int pad, const char *simd, int64_t dim, int u1, int u2) {
+  href x = tr_rand(TKC_FLOAT32, 4, xs, TR_DOM_ANY), w = tr_rand(TKC_FLOAT32, 4, ws, TR_DOM_ANY);
+  href want = tr_conv2d(&x, &w, NULL, 1, pad);
+  with_simd(simd);
+  tkc_tensor *tx = tr_upload(ctx, &x), *tw = tr_upload(ctx, &w), *y = tkc_conv2d(tx, tw, NULL, 1, pad);
   tkc_schedule s;
   kb_schedule(y, &s);
   int convs = 0;
@@ -188,24 +189,40 @@ static void test_flat_conv_picks(void **state) {
     for (int a = 0; a < ks.naxes; a++) reduce |= ks.ax[a].kind == TKC_AX_REDUCE;
     if (!reduce) continue; /* the copies */
     convs++;
-    bool grid = false;
-    for (int d = 0; d < ks.ndim; d++) grid |= ks.full[d] == 26 * 28;
-    assert_true(grid);
-    assert_true(kb_has_opt(&ks, TKC_OPT_UPCAST, -1, 16) && kb_has_opt(&ks, TKC_OPT_UPCAST, -1, 8));
+    bool has_dim = false;
+    for (int d = 0; d < ks.ndim; d++) has_dim |= ks.full[d] == dim;
+    assert_true(has_dim);
+    assert_true(kb_has_opt(&ks, TKC_OPT_UPCAST, -1, u1) && kb_has_opt(&ks, TKC_OPT_UPCAST, -1, u2));
   }
   assert_int_equal(convs, 1);
   tkc_schedule_free(&s);
   tkc_tensor_free(y), tkc_tensor_free(tw), tkc_tensor_free(tx);
-  for (int ri = 1; ri < 5; ri++) { /* (not INTERP: 75M multiply-adds) */
+  for (int ri = 1; ri < 5; ri++) { /* (not INTERP: tens of millions of multiply-adds) */
     tkc_ctx *c = RUN_ON[ri] && tkc_device_available(RUN_ON[ri]) ? tkc_ctx_new(RUN_ON[ri]) : NULL;
     if (!c) continue;
-    tkc_tensor *cx = tr_upload(c, &x), *cw = tr_upload(c, &w), *cy = tkc_conv2d(cx, cw, NULL, 1, 0);
+    tkc_tensor *cx = tr_upload(c, &x), *cw = tr_upload(c, &w), *cy = tkc_conv2d(cx, cw, NULL, 1, pad);
     assert_int_equal(tr_checkk(cy, &want, 1, RUN_ON[ri]), 0);
     tkc_tensor_free(cy), tkc_tensor_free(cw), tkc_tensor_free(cx);
     tkc_ctx_free(c);
   }
   with_simd(NULL);
   tr_free(&x), tr_free(&w), tr_free(&want);
+}
+
+/* a 3x3 conv with 32 output channels over 28x28 (AVX-512): rows of the padded input laid end to end
+ * (a grid 26 x 28), vectors along them (16, x2) and 8 output channels */
+static void test_flat_conv_picks(void **state) {
+  (void)state;
+  conv_picks((const int64_t[]){8, 48, 28, 28}, (const int64_t[]){32, 48, 3, 3}, 0, "64", 26 * 28, 16, 8);
+}
+
+/* 256 output channels over 7x7 (ResNet's last layers): the windows of the padded input, whose
+ * rows of 7 the tile broadcasts against vectors of output channels: 16 lanes (x2) and 7 rows on
+ * AVX-512, 8 lanes and 7 rows on AVX2 */
+static void test_wide_conv_picks(void **state) {
+  (void)state;
+  for (int avx2 = 0; avx2 < 2; avx2++)
+    conv_picks((const int64_t[]){1, 64, 7, 7}, (const int64_t[]){256, 64, 3, 3}, 1, avx2 ? "32" : "64", 7, avx2 ? 8 : 16, 7);
 }
 
 /* illegal opts: refused with a reason, the kernel's axes unchanged */
@@ -259,6 +276,7 @@ int main(void) {
       cmocka_unit_test(test_matmul_picks),
       cmocka_unit_test(test_matvec_with_epilogue_picks),
       cmocka_unit_test(test_flat_conv_picks),
+      cmocka_unit_test(test_wide_conv_picks),
       cmocka_unit_test(test_legality),
   };
   return cmocka_run_group_tests(tests, kb_setup, kb_teardown);

@@ -204,6 +204,10 @@ static void test_conv2d(void **state) {
       {{2, 3, 9, 11}, {5, 3, 3, 3}, true, 1, 1}, {{1, 2, 8, 10}, {4, 2, 3, 2}, false, 1, 0}, {{1, 16, 7, 7}, {32, 16, 3, 3}, false, 1, 1},
       /* and strided large kernels as stride 1 over the input's phases (phase_conv2d) */
       {{1, 3, 33, 31}, {4, 3, 7, 7}, true, 2, 3}, {{1, 2, 50, 47}, {3, 2, 7, 7}, false, 3, 1}, {{2, 2, 20, 30}, {3, 2, 5, 5}, true, 2, 0},
+      /* and with 128 or more output channels, the windows of the padded input copied once (stride 1 and
+       * 2, a 1x1 of stride 2, a kernel wider than tall) */
+      {{1, 3, 9, 8}, {128, 3, 3, 3}, true, 1, 1}, {{2, 2, 15, 16}, {128, 2, 3, 3}, false, 2, 1}, {{1, 4, 16, 15}, {160, 4, 1, 1}, true, 2, 0},
+      {{1, 2, 7, 9}, {256, 2, 2, 3}, false, 1, 0},
   };
   FOR_EACH_DEVICE(dev, ctx) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {

@@ -286,7 +286,8 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
       if (w >= 16 && msize % 8 == 0 && klen >= 128) amounts[0] = 8, amounts[4] = 4;
       else if (w >= 16 && m == c && long_row_tile(msize)) /* (past the lane limit with two vectors: 7) */
         memcpy(amounts, (const int[]){long_row_tile(msize), 7, 6, 4, 5, 3, 2, 0}, sizeof amounts);
-      else if (w >= 16) /* rows of 7x7, 14x14 images (P = 49, 196): 7 of them, with two vectors 14 accumulators */
+      else if (w >= 16 || v != c) /* rows of 7x7, 14x14 images (P = 49, 196): 7 of them, with two vectors 14
+                                    * accumulators (32 registers), with one (AVX2's 16) 7 */
         memcpy(amounts, (const int[]){7, 6, 4, 5, 3, 2, 0, 0}, sizeof amounts);
       int64_t before = tkc_kshape_lanes(ks);
       for (int k = 0; k < 8 && amounts[k] && ma >= 0 && tkc_kshape_lanes(ks) == before; k++) /* the first that divides and fits */
