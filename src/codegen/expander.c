@@ -29,6 +29,7 @@ struct tkc_packer {
   uint32_t scalar_access; /* element dtypes accessed lane by lane (the renderer's scalar_access_dtypes) */
   memo_entry *memo;
   size_t cap, used;
+  tkc_umap index_math; /* uop -> 1 (index math: see index_math) or 2 (not) */
 };
 
 tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, uint32_t scalar_access) {
@@ -45,6 +46,7 @@ tkc_packer *tkc_packer_new(tkc_graph *g, int width, int *naccs, bool aligned, ui
 
 void tkc_packer_free(tkc_packer *p) {
   if (!p) return;
+  tkc_umap_free(&p->index_math);
   tkc_free(p->memo);
   tkc_free(p);
 }
@@ -224,6 +226,32 @@ static tkc_uop *same_address(tkc_packer *p, tkc_uop *const *idx) {
 
 static tkc_uop *pack(tkc_packer *p, tkc_uop *const *l);
 
+/* Whether u is index math: integer (or bool) values computed from constants, loop and launch
+ * indices and variables only, no loaded or float value below it (memoized per packer). Only such
+ * values can simplify lane by lane to a constant or one value; simplifying the others (a sin's
+ * quadrant, a cast of a loaded value) would rewrite the whole float computation below them once per
+ * lane: sin over 16 lanes took 17 ms to lower. */
+static bool index_math(tkc_packer *p, tkc_uop *u) {
+  uintptr_t known = (uintptr_t)tkc_umap_get(&p->index_math, u);
+  if (known) return known == 1;
+  bool yes;
+  if (u->op == TKC_OP_CONST || u->op == TKC_OP_RANGE || u->op == TKC_OP_SPECIAL || u->op == TKC_OP_DEFINE_VAR) yes = true;
+  else if (!tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype)) yes = false;
+  else if (!(tkc_op_flags((tkc_op)u->op) & TKC_F_ALU) && u->op != TKC_OP_CAST) yes = false;
+  else {
+    yes = true;
+    for (int i = 0; i < u->nsrc && yes; i++) yes = index_math(p, u->src[i]);
+  }
+  if (tkc_umap_put(&p->index_math, u, (tkc_uop *)(uintptr_t)(yes ? 1 : 2))) return false; /* (out of memory: not simplified) */
+  return yes;
+}
+
+static bool all_index_math(tkc_packer *p, tkc_uop *const *l) {
+  for (int k = 0; k < p->w; k++)
+    if (!index_math(p, l[k])) return false;
+  return true;
+}
+
 /* the sources at position i of every lane, packed */
 static tkc_uop *pack_src(tkc_packer *p, tkc_uop *const *l, int i) {
   tkc_uop *s[TKC_MAX_VEC];
@@ -266,7 +294,7 @@ static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l) {
     tkc_uop *same = same_address(p, idx);
     return same ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &same, tkc_arg_none()) : vectorize(p, l);
   }
-  if ((fl & TKC_F_ALU) && tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype)) {
+  if ((fl & TKC_F_ALU) && tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype) && all_index_math(p, l)) {
     /* Integer values computed from the lane index (an arange, a field's shift from its position) are
      * the index math of each lane: simplified lane by lane they often are constants or one value
      * (((64 r + k) / 16) % 2 with k < 16 is 0), where the vector op would compute them per lane at
