@@ -167,11 +167,6 @@ static void test_matvec_with_epilogue_picks(void **state) {
   tr_free(&w), tr_free(&x), tr_free(&e), tr_free(&wt), tr_free(&mv), tr_free(&want);
 }
 
-/* a stride-1 conv on a host device (3x3 over 28x28 rows, 8 images): its input padded and copied
- * once, and read as flat rows (composite.c's flat_windows) by a conv over a grid of 26 x 28 = 728
- * positions. With 16 lanes the conv's register tile is a vector of 16 output channels (channel-last
- * weights) by 8 grid positions (it was 26-wide rows by 13 in the windows' view form); the values on
- * every host device */
 /* conv x (*) w (stride 1) with TKC_SIMD_BYTES simd: one reduce kernel, whose full dims have `dim` among
  * them and whose opts UPCAST by u1 and u2, and values right on the devices that compile */
 static void conv_picks(const int64_t *xs, const int64_t *ws, int pad, const char *simd, int64_t dim, int u1, int u2) {
@@ -209,8 +204,11 @@ static void conv_picks(const int64_t *xs, const int64_t *ws, int pad, const char
   tr_free(&x), tr_free(&w), tr_free(&want);
 }
 
-/* a 3x3 conv with 32 output channels over 28x28 (AVX-512): rows of the padded input laid end to end
- * (a grid 26 x 28), vectors along them (16, x2) and 8 output channels */
+/* a stride-1 conv on a host device (3x3 over 28x28 rows, 8 images): its input padded and copied
+ * once, and read as flat rows (composite.c's flat_windows) by a conv over a grid of 26 x 28 = 728
+ * positions. With 16 lanes the conv's register tile is a vector of 16 output channels (channel-last
+ * weights) by 8 grid positions (it was 26-wide rows by 13 in the windows' view form); the values on
+ * every host device */
 static void test_flat_conv_picks(void **state) {
   (void)state;
   conv_picks((const int64_t[]){8, 48, 28, 28}, (const int64_t[]){32, 48, 3, 3}, 0, "64", 26 * 28, 16, 8);

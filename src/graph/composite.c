@@ -348,7 +348,7 @@ tkc_tensor *tkc_conv2d(tkc_tensor *x, tkc_tensor *w, tkc_tensor *bias, int strid
    *   output channels and its rows along an output row, whose inputs it broadcasts, so the windows
    *   are read as a view of the padded input, copied once (no padding guards, no im2col, no garbage
    *   columns: a 7x7 layer's flat grid is 9 wide, 1.3x the work; ResNet's 512-channel convs 1.30 ->
-   *   1.05 ms, its stride-2 ones 0.54-0.70 ms plus a 9x copy -> 0.55-0.58 ms);
+   *   1.05 ms, its stride-2 ones 0.54-0.70 ms plus a 9x copy -> 0.53-0.58 ms);
    * - else, at stride 1: the tile's vectors run along the positions, which the flat windows of the
    *   padded input (flat_windows) make contiguous, at the cost of the grid's kw - 1 garbage columns */
   int64_t lanes = host_tile_width(x->ctx);
