@@ -50,13 +50,14 @@ static int child_main(const char *dev, const char *out, int beam) {
     tkc_ctx_set_progress(ctx, count_search, &searches);
   }
   tkc_tensor *t = ctx ? tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){8, 8}, x) : NULL;
-  /* two kernels: exp(x*x) + its row sums broadcast back */
-  tkc_tensor *e = t ? tkc_exp(tkc_mul(t, t)) : NULL, *r = e ? tkc_add(e, tkc_sum(e, 1, (const int[]){1}, 1)) : NULL;
+  /* two kernels: exp(x*x) + its column sums broadcast back (a row's sum would be computed in the
+   * kernel that reads it: schedule.c nests) */
+  tkc_tensor *e = t ? tkc_exp(tkc_mul(t, t)) : NULL, *r = e ? tkc_add(e, tkc_sum(e, 1, (const int[]){0}, 1)) : NULL;
   int ok = r && tkc_copy_out(r, y, sizeof y) == TKC_OK;
-  for (int i = 0; ok && i < 8; i++) {
+  for (int j = 0; ok && j < 8; j++) {
     double s = 0;
-    for (int j = 0; j < 8; j++) s += exp((double)x[i * 8 + j] * x[i * 8 + j]);
-    for (int j = 0; j < 8; j++) ok = fabs(y[i * 8 + j] - (exp((double)x[i * 8 + j] * x[i * 8 + j]) + s)) < 1e-4;
+    for (int i = 0; i < 8; i++) s += exp((double)x[i * 8 + j] * x[i * 8 + j]);
+    for (int i = 0; i < 8 && ok; i++) ok = fabs(y[i * 8 + j] - (exp((double)x[i * 8 + j] * x[i * 8 + j]) + s)) < 1e-4;
   }
   tkc_disk_cache_info info;
   tkc_disk_cache_stats(&info);

@@ -916,7 +916,9 @@ static void test_argmax(void **state) {
             href w = ref_arg(&a, axis, keep, mx);
             snprintf(what, sizeof what, "%s: %s axis %d keepdim %d (%s)", dev, mx ? "argmax" : "argmin", axis, keep, tr_dn(dt));
             tkc_tensor *r = mx ? tkc_argmax(ta, axis, keep) : tkc_argmin(ta, axis, keep);
-            if (axis == 1 && !keep) TR_EXPECT(tkc_kernel_count(r) == 2, "%s: needs %d kernels, want 2 (max, then the first index)", what, tkc_kernel_count(r));
+            /* the max, then the first index: on host devices the max is computed in the index's kernel */
+            int want = strcmp(dev, "WEBGPU") && strcmp(dev, "CUDA") ? 1 : 2;
+            if (axis == 1 && !keep) TR_EXPECT(tkc_kernel_count(r) == want, "%s: needs %d kernels, want %d", what, tkc_kernel_count(r), want);
             CHECK(r, &w, what);
             tr_free(&w);
           }

@@ -91,7 +91,8 @@ static bool depends(dep *D, const tkc_uop *u) {
   if (known) return known == 2;
   bool d = false;
   if (u->op == TKC_OP_VIEW && !u->nsrc) d = view_uses_dim(u, D->r);
-  else if (reduces_dim(u, D->r)) d = true; /* (a reduce over r inside the sum over r: left alone) */
+  else if (reduces_dim(u, D->r)) d = false; /* a reduce over r inside the sum over r (a log_softmax's, nested:
+                                               * schedule.c) has loops of its own: one value for every r */
   else
     for (int i = 0; i < u->nsrc && !d; i++) d = depends(D, u->src[i]);
   tkc_umap_put(&D->seen, u, (tkc_uop *)(uintptr_t)(d ? 2 : 1)); /* (out of memory: only slower) */

@@ -21,6 +21,7 @@ typedef struct node {
   uint64_t ctx;        /* scopes this UOp depends on (its users inherit them) */
   uint64_t inside;     /* scopes it must be placed inside: ctx, but a DEFINE_ACC sits before its loops */
   uint64_t must_close; /* reduce ranges that must be closed before it (it reads an ASSIGN) */
+  uint64_t after;      /* reduce ranges whose result it reads, directly or through other UOps */
   int scope;           /* its own scope number if RANGE/IF, else -1 */
   int waiting;         /* sources not emitted yet */
   int emitted;
@@ -37,7 +38,10 @@ typedef struct lin {
   size_t pending[MAX_SCOPES]; /* unemitted UOps inside each scope */
   int stack[MAX_SCOPES];
   int depth;
-  uint64_t open;
+  uint64_t open, closed;
+  uint64_t needs[MAX_SCOPES]; /* reduce ranges that UOps inside each scope need closed first */
+  uint64_t dep[MAX_SCOPES];   /* the other scopes that UOps inside each scope are inside */
+  uint64_t outer[MAX_SCOPES]; /* the other scopes that every UOp inside each scope is inside */
   int *user_pool; /* storage of every node's users list */
   tkc_uop **out;
   size_t nout;
@@ -81,12 +85,14 @@ static int build(lin *l, tkc_uop *sink) {
     for (int j = 0; j < nd->u->nsrc; j++) {
       tkc_uop *s = nd->u->src[j];
       node *sn = &l->nodes[node_of(l, s)];
+      nd->after |= sn->after;
       if (sn->scope >= 0) nd->ctx |= 1ull << sn->scope;
       else if (s->op == TKC_OP_STORE) continue;
       else if (s->op == TKC_OP_ASSIGN && s->nsrc == 2 && s->src[0]->op == TKC_OP_DEFINE_ACC) {
         uint64_t r = acc_ranges(l, s->src[0]);
         nd->ctx |= sn->ctx & ~r;
         nd->must_close |= r;
+        nd->after |= r;
       } else nd->ctx |= sn->ctx;
     }
   }
@@ -113,7 +119,10 @@ static int build(lin *l, tkc_uop *sink) {
     }
     nd->inside = nd->u->op == TKC_OP_DEFINE_ACC ? nd->ctx & ~acc_ranges(l, nd->u) : nd->ctx;
     for (int s = 0; s < l->nscopes; s++)
-      if (nd->inside >> s & 1) l->pending[s]++;
+      if (nd->inside >> s & 1) {
+        l->outer[s] = l->pending[s] ? l->outer[s] & nd->inside : nd->inside & ~(1ull << s);
+        l->pending[s]++, l->needs[s] |= nd->after, l->dep[s] |= nd->inside & ~(1ull << s);
+      }
   }
   tkc_free(fill);
   return 0;
@@ -160,18 +169,27 @@ static int step(lin *l) {
     int s = l->stack[--l->depth];
     tkc_uop *scope = l->nodes[l->scope_node[s]].u;
     l->open &= ~(1ull << s);
+    l->closed |= 1ull << s;
     tkc_uop *end = tkc_uop_new(l->g, scope->op == TKC_OP_RANGE ? TKC_OP_ENDRANGE : TKC_OP_ENDIF, tkc_dt_of(TKC_VOID), 1, &scope, tkc_arg_none());
     if (!end) return -1;
     emit(l, end);
     return 1;
   }
-  /* 3. open the next scope that is ready and needed */
+  /* 3. open the next scope that is ready and needed; not one whose UOps need a loop closed that does
+   * not depend on it (a nested reduce's: opened inside, it would run once per iteration) while such
+   * a loop has still to run and can open here, nor one whose UOps all sit inside a scope not open yet (that one
+   * opens first), unless nothing else can open */
   int pick = -1;
-  for (int s = 0; s < l->nscopes; s++) {
-    node *nd = &l->nodes[l->scope_node[s]];
-    if (nd->emitted || nd->waiting || l->pending[s] == 0 || (nd->inside & ~l->open) || (nd->must_close & l->open)) continue;
-    if (pick < 0 || tkc_uop_cmp(nd->u, l->nodes[l->scope_node[pick]].u) < 0) pick = s;
-  }
+  for (int pass = 0; pass < 2 && pick < 0; pass++)
+    for (int s = 0; s < l->nscopes; s++) {
+      node *nd = &l->nodes[l->scope_node[s]];
+      if (nd->emitted || nd->waiting || l->pending[s] == 0 || (nd->inside & ~l->open) || (nd->must_close & l->open)) continue;
+      bool early = !pass && (l->outer[s] & ~l->open);
+      for (int t = 0; t < l->nscopes && !pass && !early; t++)
+        early = t != s && (l->needs[s] >> t & 1) && !(l->closed >> t & 1) && !(l->dep[t] >> s & 1) && !(l->outer[t] & ~l->open);
+      if (early) continue;
+      if (pick < 0 || tkc_uop_cmp(nd->u, l->nodes[l->scope_node[pick]].u) < 0) pick = s;
+    }
   if (pick < 0) return 0;
   for (size_t i = 0; i < l->n; i++) { /* accumulators of this reduce loop go right before it */
     node *nd = &l->nodes[i];

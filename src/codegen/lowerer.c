@@ -17,6 +17,11 @@
 #include "codegen/codegen.h"
 #include "codegen/opts.h"
 
+typedef struct nested_value {
+  tkc_uop *u, *r;
+  tkc_uop *at[TKC_MAX_DIMS]; /* idx_full when lowered (the reduced dims' entries unused) */
+} nested_value;
+
 typedef struct lower {
   tkc_graph *g;
   const tkc_kshape *ks;
@@ -36,6 +41,10 @@ typedef struct lower {
   const tkc_renderer *r; /* NULL: INTERP */
   tkc_packer *packers[5]; /* by log2 of the width */
   bool var_loop[TKC_MAX_DIMS]; /* a variable-length dim whose loop stops at its length (else: gated) */
+  int reducing;          /* lowering the source of this many reduces */
+  int nfresh;            /* loops made for nested reduces (lower_nested) */
+  int nnested;
+  nested_value nested[32]; /* nested reduces lowered, by the indices of the dims they keep */
 } lower;
 
 /* The index dtype of the kernel being lowered (on this thread): int32, or int64 when an index can
@@ -218,44 +227,27 @@ static tkc_uop *combine_group(lower *L, tkc_op op, tkc_uop *partial, tkc_uop *id
   return upd ? tkc_uop_new(g, TKC_OP_ASSIGN, partial->dtype, 2, s6, tkc_arg_none()) : NULL;
 }
 
-/* REDUCE_AXIS(op, axes): the source once per unroll lane, an accumulator per lane (or per vector
- * of lanes) over the reduce loops, the lanes combined after the loop. */
-static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
+/* The reduce u over its lanes (the group lanes lanes[0..ngroup), then the unroll lanes after them)
+ * and the loops acc_src[1..nr): the source once per lane, an accumulator per group lane (or per
+ * vector of them) that the unroll lanes are added to in loop order, the lanes combined after the
+ * loops. gate: where the source is not part of the reduce (padding), or NULL. */
+static tkc_uop *accumulate(lower *L, tkc_uop *u, tkc_op op, tkc_uop **acc_src, int nr, const int *lanes, int ngroup, int nun, int64_t ngr,
+                           int64_t nun_lanes, bool nested) {
   tkc_graph *g = L->g;
   const tkc_kshape *ks = L->ks;
-  tkc_op op = (tkc_op)u->arg.v.t[0].v.i;
-  const tkc_arg *axes = &u->arg.v.t[1];
-  bool dims[TKC_MAX_DIMS] = {false};
-  for (uint32_t i = 0; i < axes->n; i++) {
-    int64_t d = axes->v.t[i].v.i;
-    if (d < 0 || d >= L->ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: reduce axis %lld of a rank-%d kernel", (long long)d, L->ndim);
-    if (ks->full[d] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
-    dims[d] = true;
-  }
-  tkc_uop *acc_src[1 + TKC_MAX_AXES];
-  int nr = 1;
-  int64_t grouped = 1;
-  for (int a = 0; a < ks->naxes; a++) {
-    if (ks->ax[a].kind == TKC_AX_REDUCE && dims[ks->ax[a].dim]) acc_src[nr++] = L->axis_idx[a];
-    if (ks->ax[a].kind == TKC_AX_GROUP_LOCAL && dims[ks->ax[a].dim]) grouped *= ks->ax[a].size;
-  }
-  if (grouped != L->group_threads)
-    return tkc_err_null(TKC_EUNSUPPORTED, "lowerer: a GROUP axis of a dim that one of the kernel's reduces does not reduce");
-  int lanes[2 * TKC_MAX_AXES]; /* the group axes, then the unroll axes */
-  int64_t ngr, nun_lanes;
-  int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
-  int nun = lane_axes(L, TKC_AX_UNROLL, dims, lanes + ngroup, &nun_lanes);
   int64_t nl = ngr * nun_lanes;
   tkc_uop **vals = tkc_malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
   if (!vals) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   tkc_uop *ident = identity_of(g, op, u->dtype);
+  L->reducing++;
   for (int64_t lane = 0; lane < nl; lane++) { /* lane = group lane + ngr * unroll lane */
     if (ngroup + nun) {
       set_lanes(L, lanes, ngroup + nun, lane);
       tkc_umap_free(&L->memo[1]);
     }
     tkc_uop *v = lower_uop(L, u->src[0], 1);
-    if (v && L->pad_reduce) v = tkc_uop_alu3(g, TKC_OP_WHERE, L->pad_reduce, v, ident); /* padding adds nothing */
+    tkc_uop *gate = nested ? and2(g, L->pad_out, L->pad_reduce) : L->pad_reduce; /* (a nested reduce's dims may be output dims) */
+    if (v && gate) v = tkc_uop_alu3(g, TKC_OP_WHERE, gate, v, ident); /* padding adds nothing */
     if (!(vals[lane] = v)) goto done;
   }
   tkc_umap_free(&L->memo[1]);
@@ -307,8 +299,97 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   }
   r = fold_tree(g, op, terms, nt);
 done:
+  L->reducing--;
   tkc_free(vals);
-  return r && grouped > 1 ? combine_group(L, op, r, ident) : r;
+  return r;
+}
+
+/* A reduce inside another reduce's source, or over dims the kernel does not reduce (a softmax's
+ * max and sum in the kernel that writes exp(x - max) / sum: host devices, see schedule.c): its dims
+ * get loops of their own (fresh RANGEs, before the loops that read its value) and its lanes, of
+ * whatever kind, are its reduce lanes; it is lowered once per position of the other dims (its
+ * value then reused: the kernel's output lanes along its dims all read the one value). */
+static tkc_uop *lower_nested(lower *L, tkc_uop *u, tkc_op op, const bool *dims) {
+  tkc_graph *g = L->g;
+  const tkc_kshape *ks = L->ks;
+  nested_value *c = NULL;
+  for (int i = 0; i < L->nnested && !c; i++) {
+    nested_value *e = &L->nested[i];
+    bool same = e->u == u;
+    for (int d = 0; d < L->ndim && same; d++) same = dims[d] || e->at[d] == L->idx_full[d];
+    if (same) c = e;
+  }
+  if (c) return c->r;
+  lower saved = *L;
+  memset(L->memo, 0, sizeof L->memo);
+  tkc_uop *acc_src[1 + TKC_MAX_AXES];
+  int lanes[2 * TKC_MAX_AXES], nr = 1, ngroup = 0, nun = 0;
+  int64_t ngr = 1, nun_lanes = 1;
+  tkc_uop *r = NULL;
+  for (int pass = 0; pass < 2; pass++) /* the group lanes, then the unroll lanes */
+    for (int a = 0; a < ks->naxes; a++) {
+      const tkc_kaxis *ax = &ks->ax[a];
+      if (!dims[ax->dim]) continue;
+      if (ax->kind == TKC_AX_LOCAL || ax->kind == TKC_AX_GROUP_LOCAL || ks->var[ax->dim].name[0]) {
+        tkc_err(TKC_EUNSUPPORTED, "lowerer: a nested reduce over a dim with workgroup threads or a variable length");
+        goto done;
+      }
+      bool loop = ax->kind == TKC_AX_GLOBAL || ax->kind == TKC_AX_REDUCE, unroll = ax->kind == TKC_AX_UNROLL;
+      if (pass == 0 && loop) {
+        if (!(L->axis_idx[a] = acc_src[nr++] = tkc_uop_range(g, ci(g, 0), ci(g, ax->size), 2 * TKC_MAX_AXES + L->nfresh++))) goto done;
+      } else if (!loop && unroll == (pass == 1)) {
+        lanes[ngroup + nun] = a;
+        if (pass) nun++, nun_lanes *= ax->size;
+        else ngroup++, ngr *= ax->size;
+      }
+    }
+  set_indices(L);
+  r = accumulate(L, u, op, acc_src, nr, lanes, ngroup, nun, ngr, nun_lanes, true);
+done:
+  tkc_umap_free(&L->memo[0]);
+  tkc_umap_free(&L->memo[1]);
+  saved.naccs = L->naccs, saved.nfresh = L->nfresh, saved.nnested = L->nnested;
+  memcpy(saved.packers, L->packers, sizeof saved.packers);
+  *L = saved;
+  if (r && L->nnested < (int)TKC_COUNTOF(L->nested)) { /* (full: lowered again where read, the same values) */
+    nested_value *e = &L->nested[L->nnested++];
+    e->u = u, e->r = r;
+    for (int d = 0; d < L->ndim; d++) e->at[d] = L->idx_full[d];
+  }
+  return r;
+}
+
+/* REDUCE_AXIS(op, axes): the source once per unroll lane, an accumulator per lane (or per vector
+ * of lanes) over the reduce loops, the lanes combined after the loop. */
+static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
+  tkc_graph *g = L->g;
+  const tkc_kshape *ks = L->ks;
+  tkc_op op = (tkc_op)u->arg.v.t[0].v.i;
+  const tkc_arg *axes = &u->arg.v.t[1];
+  bool dims[TKC_MAX_DIMS] = {false}, nested = L->reducing > 0;
+  for (uint32_t i = 0; i < axes->n; i++) {
+    int64_t d = axes->v.t[i].v.i;
+    if (d < 0 || d >= L->ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: reduce axis %lld of a rank-%d kernel", (long long)d, L->ndim);
+    if (ks->full[d] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
+    dims[d] = true;
+    nested |= ks->full[d] > 1 && ks->full[d] == ks->out[d];
+  }
+  if (nested) return lower_nested(L, u, op, dims);
+  tkc_uop *acc_src[1 + TKC_MAX_AXES];
+  int nr = 1;
+  int64_t grouped = 1;
+  for (int a = 0; a < ks->naxes; a++) {
+    if (ks->ax[a].kind == TKC_AX_REDUCE && dims[ks->ax[a].dim]) acc_src[nr++] = L->axis_idx[a];
+    if (ks->ax[a].kind == TKC_AX_GROUP_LOCAL && dims[ks->ax[a].dim]) grouped *= ks->ax[a].size;
+  }
+  if (grouped != L->group_threads)
+    return tkc_err_null(TKC_EUNSUPPORTED, "lowerer: a GROUP axis of a dim that one of the kernel's reduces does not reduce");
+  int lanes[2 * TKC_MAX_AXES]; /* the group axes, then the unroll axes */
+  int64_t ngr, nun_lanes;
+  int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
+  int nun = lane_axes(L, TKC_AX_UNROLL, dims, lanes + ngroup, &nun_lanes);
+  tkc_uop *r = accumulate(L, u, op, acc_src, nr, lanes, ngroup, nun, ngr, nun_lanes, false);
+  return r && grouped > 1 ? combine_group(L, op, r, identity_of(g, op, u->dtype)) : r;
 }
 
 static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {

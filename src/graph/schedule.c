@@ -57,6 +57,7 @@ typedef struct kernel {
   int has_reduce;
   int64_t full[TKC_MAX_DIMS];
   tkc_lazy *reduce_shape_of; /* a reduce of this kernel: its src has the full shape */
+  uint32_t enclosing;        /* the dims of the reduce whose source is being built (a bit per dim) */
   memo_entry *memo;
   size_t nmemo, capmemo;
   moves **lists; /* the interned move lists: an open-addressing table */
@@ -659,6 +660,45 @@ static int64_t expand_factor(const moves *mv) {
   return f;
 }
 
+/* Whether reduce n, read through mv, is computed inside the kernel that reads it (host devices): mv
+ * only broadcasts n's value back along the dims it reduces, so each row of n's input (the kernel's
+ * own space there) is reduced where the kernel reads it, in loops of its own (codegen/lowerer.c
+ * lower_nested), while the row is in the cache: a softmax's max and sum in the kernel that writes
+ * exp(x - max) / sum, one pass over x from memory instead of three. The reduced dims are the last
+ * ones (the kernel's inner loops: each row is reduced once), rows of at most 64K elements (a loop
+ * over each stays in L2) and 8 or more of them (the kernel splits them across cores). */
+static bool nests(const kernel *k, const tkc_lazy *n, const moves *mv, int in_reduce) {
+  const tkc_lazy *x = n->src[0];
+  if (!mv->n || !mv->expand || !k->root->ctx->dev->impl->host_memory || x->ndim != n->ndim) return false;
+  for (const moves *p = mv; p && p->m; p = p->rest)
+    if (p->m->op != TKC_OP_RESHAPE && p->m->op != TKC_OP_EXPAND) return false;
+  int64_t rows = 1, row = 1;
+  for (int d = 0; d < x->ndim; d++) { /* loops run in dim order, a reduce's after the output's: the reduced dims
+                                        * must be the last ones that vary where n is read (else each row's loops
+                                        * would run again for every position of a later one) */
+    if (tkc_dim_is_var(x->shape[d])) return false;
+    bool varies = x->shape[d] > 1 && (!in_reduce || k->enclosing >> d & 1);
+    if (n->arg[d]) row *= x->shape[d];
+    else if (varies && row > 1) return false;
+    else rows *= x->shape[d];
+    if (n->arg[d] && x->shape[d] > 1 && in_reduce && !(k->enclosing >> d & 1)) return false;
+  }
+  if (rows < 8 || row < 2 || row > 65536) return false;
+  tkc_st st;
+  node_st(n, &st);
+  for (const moves *p = mv; p && p->m; p = p->rest)
+    if (tkc_lazy_apply_move(&st, p->m)) return false;
+  const tkc_view *v = &st.views[0];
+  if (st.nviews != 1 || v->ndim != x->ndim || v->has_mask || v->offset || v->offset_var) return false;
+  int64_t stride = 1;
+  for (int d = x->ndim - 1; d >= 0; d--) { /* n's values at x's positions, broadcast along the reduced dims */
+    if (v->shape[d] != x->shape[d]) return false;
+    if (n->arg[d] ? v->strides[d] != 0 : v->shape[d] > 1 && v->strides[d] != stride) return false;
+    if (!n->arg[d]) stride *= x->shape[d];
+  }
+  return true;
+}
+
 /* ---------------------------------------------------------------- building */
 
 static tkc_status build(kernel *k, tkc_lazy *n, const moves *mv, int in_reduce, tkc_uop **out);
@@ -709,7 +749,8 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     if (mv->n && !mv->reshapes) { /* the epilogue of a reduce read through a view (a conv's BN + ReLU read
                                     * by the next conv's windows): computed once, by the reduce's kernel, not per read */
       int budget = 64;
-      if (reduce_below(k->s, n, 0, &budget)) return cut(k, n, mv, out);
+      const tkc_lazy *r = reduce_below(k->s, n, 0, &budget);
+      if (r && !nests(k, r, mv, in_reduce)) return cut(k, n, mv, out); /* (a nested reduce's epilogue: computed where read) */
     }
     if (in_reduce && mv->expand) { /* broadcast into a reduce: each value would be recomputed per use */
       int budget = 256;
@@ -755,7 +796,8 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
   }
   case TKC_LZ_REDUCE: {
     tkc_lazy *x = n->src[0];
-    if (n != k->root && shared_reduce(k->s, n)) return cut(k, n, mv, out);
+    bool nested = n != k->root && nests(k, n, mv, in_reduce);
+    if (n != k->root && !nested && shared_reduce(k->s, n)) return cut(k, n, mv, out);
     /* reshapes that lead back to this reduce's shape cancel out (the kernel may live in its space) */
     int cancel = mv->n > 0 && mv->reshapes;
     if (cancel) {
@@ -764,13 +806,18 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
     }
     int same = !k->has_reduce || (k->reduce_shape_of->ndim == n->ndim && !memcmp(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim) &&
                                   !memcmp(k->reduce_shape_of->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim));
-    if ((mv->n && !cancel) || in_reduce || !same) return cut(k, n, mv, out);
-    if (!k->has_reduce) {
+    if (!nested && ((mv->n && !cancel) || in_reduce || !same)) return cut(k, n, mv, out);
+    if (!nested && !k->has_reduce) {
       k->has_reduce = 1;
       memcpy(k->full, x->shape, sizeof(int64_t) * (size_t)x->ndim);
       k->reduce_shape_of = n;
     }
-    if ((s = build(k, x, &no_moves, 1, &src[0]))) return s;
+    uint32_t enclosing = k->enclosing;
+    k->enclosing = 0;
+    for (int i = 0; i < n->ndim; i++) k->enclosing |= (n->arg[i] ? 1u : 0u) << i;
+    s = build(k, x, &no_moves, 1, &src[0]);
+    k->enclosing = enclosing;
+    if (s) return s;
     tkc_arg axes[TKC_MAX_DIMS], a[2];
     uint32_t na = 0;
     for (int i = 0; i < n->ndim; i++)
