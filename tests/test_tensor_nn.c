@@ -654,6 +654,119 @@ static void test_losses(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- reduces nested in their reader */
+
+/* x - max(x) over the trailing dims axes[0..n), exp'd and divided by its sum: a softmax over several
+ * dims, from the tensor ops */
+static tkc_tensor *softmax_dims(tkc_tensor *x, int n, const int *axes) {
+  tkc_tensor *m = tkc_max(x, n, axes, 1), *d = tkc_sub(x, m), *e = tkc_exp(d), *s = tkc_sum(e, n, axes, 1), *r = tkc_div(e, s);
+  tkc_tensor_free(m), tkc_tensor_free(d), tkc_tensor_free(s), tkc_tensor_free(e);
+  return r;
+}
+
+static href ref_softmax_dims(const href *x, int n, const int *axes) {
+  href m = tr_reduce(TR_RMAX, x, n, axes, 1), d = tr_binary(TR_SUB, x, &m), e = tr_unary(TR_EXP, &d), s = tr_reduce(TR_SUM, &e, n, axes, 1);
+  href r = tr_binary(TR_DIV, &e, &s);
+  tr_free(&m), tr_free(&d), tr_free(&e), tr_free(&s);
+  return r;
+}
+
+/* On host devices a reduce that its reader broadcasts back along the reduced (trailing) dims is
+ * computed inside the reader's kernel (schedule.c nests, lowerer.c lower_nested): a softmax is one
+ * kernel there, three elsewhere. Rows that are not a multiple of the vector width, a reduce over
+ * two dims, one over a leading dim (not nested), log_softmax and argmax, a cross-entropy (whose
+ * log_softmax sits inside the sum that picks each row's target: index folding must leave the nested
+ * reduces alone), 16-bit floats, NaN and infinities in a row. */
+static void test_nested_reduces(void **state) {
+  (void)state;
+  tr_begin();
+  static const struct { int ndim; int64_t shape[3]; } rows[] = {{2, {16, 100}}, {2, {9, 37}}, {3, {8, 2, 64}}, {2, {40, 16}}};
+  FOR_EACH_DEVICE(dev, ctx) {
+    bool host = strcmp(dev, "WEBGPU") && strcmp(dev, "CUDA");
+    for (size_t c = 0; c < sizeof rows / sizeof rows[0]; c++) {
+      href x;
+      tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, rows[c].ndim, rows[c].shape, TR_DOM_ANY, NULL, &x);
+      href want = tr_softmax(&x, -1, false), lwant = tr_softmax(&x, -1, true);
+      tkc_tensor *y = tkc_softmax(tx, -1);
+      expect_kernels(y, host ? 1 : 3, host ? 1 : 3, dev, "softmax");
+      if (!strcmp(dev, "CPU") && rows[c].ndim == 2 && rows[c].shape[1] > 16) { /* the max's and the sum's loops run once per row, before the loop that writes it */
+        char *src = tkc_kernels_source(y, "C");
+        int depth[8], nloops = 0;
+        for (const char *p = src ? strstr(src, "for (int ridx") : NULL; p && nloops < 8; p = strstr(p + 1, "for (int ridx")) {
+          const char *b = p;
+          while (b > src && b[-1] == ' ') b--;
+          depth[nloops++] = (int)(p - b) / 2;
+        }
+        TR_EXPECT(nloops == 4 && depth[1] == depth[0] + 1 && depth[2] == depth[1] && depth[3] == depth[1],
+                  "CPU: softmax case %zu: %d loops (want a row loop and 3 loops inside it, one after the other):\n%s", c, nloops, src ? src : "");
+        tkc_free(src);
+      }
+      check(y, &want, dev, "softmax case %zu", c);
+      check(tkc_log_softmax(tx, -1), &lwant, dev, "log_softmax case %zu", c);
+      int last = rows[c].ndim - 1;
+      tkc_tensor *a = tkc_argmax(tx, last, 0);
+      int64_t n = tkc_numel(a), inner = rows[c].shape[last];
+      int32_t *got = calloc(tr_cnt(n), sizeof *got);
+      TR_EXPECT(a && got && tkc_copy_out(a, got, (size_t)n * sizeof *got) == TKC_OK, "%s: argmax case %zu: %s", dev, c, tkc_last_error());
+      for (int64_t r = 0; got && r < n; r++) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < inner; j++)
+          if (at(&x, r * inner + j) > at(&x, r * inner + best)) best = j;
+        TR_EXPECT(got[r] == best, "%s: argmax case %zu row %lld = %d, want %lld", dev, c, (long long)r, got[r], (long long)best);
+      }
+      free(got);
+      tr_free(&x), tr_free(&want), tr_free(&lwant);
+    }
+    /* over the last two dims at once; over the first one (not the reader's inner loops: 3 kernels) */
+    href x;
+    tkc_tensor *tx = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(10, 6, 7), TR_DOM_ANY, NULL, &x);
+    href want = ref_softmax_dims(&x, 2, (const int[]){1, 2});
+    tkc_tensor *y = softmax_dims(tx, 2, (const int[]){1, 2});
+    expect_kernels(y, host ? 1 : 3, host ? 1 : 3, dev, "softmax over 2 dims");
+    check(y, &want, dev, "softmax over dims (1, 2)");
+    tr_free(&want);
+    want = ref_softmax_dims(&x, 1, (const int[]){0});
+    y = softmax_dims(tx, 1, (const int[]){0});
+    expect_kernels(y, 3, 3, dev, "softmax over the first dim");
+    check(y, &want, dev, "softmax over dim 0");
+    tr_free(&want), tr_free(&x);
+    /* a cross-entropy of 12 rows (its log_softmax nested in the sum that picks each target) */
+    tx = tr_make(ctx, TKC_FLOAT32, TR_SHAPE(12, 40), TR_DOM_ANY, NULL, &x);
+    href t = rand_target(TKC_INT32, 12, 40), lp = tr_softmax(&x, 1, true);
+    for (int r = 0; r < 3; r++) {
+      want = ref_nll(&lp, &t, r);
+      check(tkc_cross_entropy(tx, tr_upload(ctx, &t), r), &want, dev, "cross_entropy of 12 rows, reduction %d", r);
+      tr_free(&want);
+    }
+    tr_free(&x), tr_free(&t), tr_free(&lp);
+    /* 16-bit floats */
+    for (int h = 0; h < 2; h++) {
+      if (!tr_dev_supports(dev, half_dts[h])) continue;
+      tx = tr_make(ctx, half_dts[h], TR_SHAPE(12, 48), TR_DOM_ANY, NULL, &x);
+      want = tr_softmax(&x, -1, false);
+      check(tkc_softmax(tx, -1), &want, dev, "softmax %s", tr_dn(half_dts[h]));
+      tr_free(&x), tr_free(&want);
+    }
+    /* a NaN, an infinity and -infinities in some rows: as the three kernels would give */
+    float v[8 * 20];
+    for (int i = 0; i < 8 * 20; i++) v[i] = (float)((i * 7) % 13) / 4.0f - 1.5f;
+    v[1 * 20 + 3] = NAN, v[2 * 20 + 5] = INFINITY, v[3 * 20 + 0] = -INFINITY, v[3 * 20 + 1] = -INFINITY;
+    double vd[8 * 20];
+    for (int i = 0; i < 8 * 20; i++) vd[i] = v[i];
+    x = tr_from_doubles(TKC_FLOAT32, 2, (const int64_t[]){8, 20}, vd);
+    want = tr_softmax(&x, -1, false);
+    tx = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){8, 20}, v);
+    float out[8 * 20];
+    TR_EXPECT(tkc_copy_out(tkc_softmax(tx, -1), out, sizeof out) == TKC_OK, "%s: softmax with NaN: %s", dev, tkc_last_error());
+    for (int i = 0; i < 8 * 20; i++) {
+      double w = at(&want, i);
+      TR_EXPECT(isnan(w) ? isnan(out[i]) : fabs(out[i] - w) <= 1e-6 + 1e-5 * fabs(w), "%s: softmax with NaN/inf: [%d] = %g, want %g", dev, i, out[i], w);
+    }
+    tr_free(&x), tr_free(&want);
+  }
+  TR_END();
+}
+
 /* ---------------------------------------------------------------- every device against INTERP */
 
 enum { NN_XCHECK = 8 };
@@ -827,7 +940,7 @@ static void test_bad_inputs(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_norms),     cmocka_unit_test(test_conv),   cmocka_unit_test(test_pool),     cmocka_unit_test(test_interpolate),
-      cmocka_unit_test(test_attention), cmocka_unit_test(test_losses), cmocka_unit_test(test_against_interp), cmocka_unit_test(test_bad_inputs),
+      cmocka_unit_test(test_attention), cmocka_unit_test(test_losses), cmocka_unit_test(test_nested_reduces), cmocka_unit_test(test_against_interp), cmocka_unit_test(test_bad_inputs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }
