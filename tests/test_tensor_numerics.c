@@ -467,6 +467,72 @@ static void test_half_matmul(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- integer overflow wraps */
+
+/* Signed integer arithmetic wraps (two's complement, as INTERP and numpy) on every device, at the
+ * edges where C's overflow is undefined: int32 add / sub / mul / neg, a compare of x + 1 with x
+ * (a compiler that assumed no overflow would fold it), int64 mul, uint16 * uint16 (C promotes it to
+ * int), an int32 arange times a large constant; the C renderer computes such values in unsigned
+ * and leaves index math signed (a padded copy's addresses: no unsigned in them). */
+static void test_integer_wrap(void **state) {
+  (void)state;
+  tr_begin();
+  const int32_t a[4] = {INT32_MAX, INT32_MIN, 123456789, -5}, b[4] = {1, -1, 1000, 7};
+  const int64_t a64[2] = {INT64_MAX / 3, INT64_MIN + 5}, b64[2] = {5, -3};
+  const uint16_t u16[2] = {65535, 40000};
+  FOR_EACH_DEVICE(dev, ctx) {
+    if (!tr_dev_supports(dev, TKC_INT32)) continue;
+    tkc_tensor *ta = tkc_tensor_new(ctx, TKC_INT32, 1, (const int64_t[]){4}, a), *tb = tkc_tensor_new(ctx, TKC_INT32, 1, (const int64_t[]){4}, b);
+    int32_t got[4];
+    for (int op = 0; op < 4; op++) {
+      tkc_tensor *r = op == 0 ? tkc_add(ta, tb) : op == 1 ? tkc_sub(ta, tb) : op == 2 ? tkc_mul(ta, tb) : tkc_neg(ta);
+      TR_EXPECT(r && tkc_copy_out(r, got, sizeof got) == TKC_OK, "%s: int32 op %d: %s", dev, op, tkc_last_error());
+      for (int k = 0; k < 4; k++) {
+        uint32_t x = (uint32_t)a[k], y = (uint32_t)b[k];
+        int32_t want = (int32_t)(op == 0 ? x + y : op == 1 ? x - y : op == 2 ? x * y : 0u - x);
+        TR_EXPECT(got[k] == want, "%s: int32 op %d lane %d = %d, want %d", dev, op, k, got[k], want);
+      }
+      tkc_tensor_free(r);
+    }
+    /* (x + 1) < x: true where x + 1 wraps */
+    tkc_tensor *one = tkc_scalar(ctx, TKC_INT32, 1), *plus = tkc_add(ta, one), *lt = tkc_lt(plus, ta), *lti = tkc_cast(lt, TKC_INT32);
+    TR_EXPECT(lti && tkc_copy_out(lti, got, sizeof got) == TKC_OK, "%s: (x + 1) < x: %s", dev, tkc_last_error());
+    for (int k = 0; k < 4; k++) TR_EXPECT(got[k] == (k == 0), "%s: (x + 1) < x lane %d = %d", dev, k, got[k]);
+    tkc_tensor_free(one), tkc_tensor_free(plus), tkc_tensor_free(lt), tkc_tensor_free(lti);
+    if (tr_dev_supports(dev, TKC_INT64)) {
+      tkc_tensor *x = tkc_tensor_new(ctx, TKC_INT64, 1, (const int64_t[]){2}, a64), *y = tkc_tensor_new(ctx, TKC_INT64, 1, (const int64_t[]){2}, b64);
+      tkc_tensor *r = tkc_mul(x, y);
+      int64_t g64[2];
+      TR_EXPECT(r && tkc_copy_out(r, g64, sizeof g64) == TKC_OK, "%s: int64 mul: %s", dev, tkc_last_error());
+      for (int k = 0; k < 2; k++) TR_EXPECT(g64[k] == (int64_t)((uint64_t)a64[k] * (uint64_t)b64[k]), "%s: int64 mul lane %d = %lld", dev, k, (long long)g64[k]);
+      tkc_tensor_free(x), tkc_tensor_free(y), tkc_tensor_free(r);
+    }
+    if (tr_dev_supports(dev, TKC_UINT16)) {
+      tkc_tensor *x = tkc_tensor_new(ctx, TKC_UINT16, 1, (const int64_t[]){2}, u16), *r = tkc_mul(x, x);
+      uint16_t g16[2];
+      TR_EXPECT(r && tkc_copy_out(r, g16, sizeof g16) == TKC_OK, "%s: uint16 mul: %s", dev, tkc_last_error());
+      for (int k = 0; k < 2; k++) TR_EXPECT(g16[k] == (uint16_t)((uint32_t)u16[k] * u16[k]), "%s: uint16 mul lane %d = %u", dev, k, g16[k]);
+      tkc_tensor_free(x), tkc_tensor_free(r);
+    }
+    /* an arange's values times 1000000007: a value (wraps), not an index */
+    tkc_tensor *ar = tkc_arange(ctx, TKC_INT32, 0, 8, 1), *big = tkc_scalar(ctx, TKC_INT32, 1000000007), *prod = tkc_mul(ar, big);
+    int32_t g8[8];
+    TR_EXPECT(prod && tkc_copy_out(prod, g8, sizeof g8) == TKC_OK, "%s: arange * 1000000007: %s", dev, tkc_last_error());
+    for (int k = 0; k < 8; k++) TR_EXPECT(g8[k] == (int32_t)((uint32_t)k * 1000000007u), "%s: arange * 1000000007 [%d] = %d", dev, k, g8[k]);
+    tkc_tensor_free(ar), tkc_tensor_free(big), tkc_tensor_free(prod), tkc_tensor_free(ta), tkc_tensor_free(tb);
+    if (!strcmp(dev, "CPU")) {
+      ta = tkc_tensor_new(ctx, TKC_INT32, 1, (const int64_t[]){3}, a), tb = tkc_tensor_new(ctx, TKC_INT32, 1, (const int64_t[]){3}, b); /* (3 lanes: scalar ops) */
+      tkc_tensor *sum = tkc_add(ta, tb), *x = tkc_full(ctx, TKC_FLOAT32, 2, (const int64_t[]){5, 6}, 1.0), *pad = tkc_pad(x, (const int64_t[]){1, 1, 1, 2}, 0);
+      char *s1 = tkc_kernels_source(sum, "C"), *s2 = tkc_kernels_source(tkc_contiguous(pad), "C");
+      TR_EXPECT(s1 && strstr(s1, "(unsigned int)"), "CPU: an int32 add of loaded values is not computed in unsigned:\n%s", s1 ? s1 : tkc_last_error());
+      TR_EXPECT(s2 && !strstr(s2, "unsigned"), "CPU: a padded copy's index math is computed in unsigned:\n%s", s2 ? s2 : tkc_last_error());
+      tkc_free(s1), tkc_free(s2);
+      tkc_tensor_free(sum), tkc_tensor_free(x), tkc_tensor_free(pad), tkc_tensor_free(ta), tkc_tensor_free(tb);
+    }
+  }
+  TR_END();
+}
+
 /* ---------------------------------------------------------------- 6. float64 -> float16 */
 
 static const double h64[] = {
@@ -499,7 +565,7 @@ static void test_f64_to_f16(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bf16_rounding), cmocka_unit_test(test_division),    cmocka_unit_test(test_pow),
-      cmocka_unit_test(test_bitcast_bool),  cmocka_unit_test(test_half_matmul), cmocka_unit_test(test_f64_to_f16),
+      cmocka_unit_test(test_bitcast_bool),  cmocka_unit_test(test_half_matmul), cmocka_unit_test(test_f64_to_f16), cmocka_unit_test(test_integer_wrap),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

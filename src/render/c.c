@@ -20,7 +20,9 @@
  *    ALU result / cast goes through tkc_bf16_round (to float, then to nearest even as numpy/torch:
  *    NaN stays NaN, overflow gives inf), computed in double like tkc_alu_eval.
  *  - results of bool / 8- and 16-bit integer ALU ops are cast back to their type (C promotes them to
- *    int), so inlined expressions wrap like INTERP; the CPU device compiles with -fwrapv.
+ *    int), so inlined expressions wrap like INTERP; signed integer arithmetic that is not index math
+ *    is done in unsigned (wrapped_int_op), so no overflow is undefined (and no -fwrapv is needed,
+ *    which would keep index math from being widened: index_math_of).
  *  - IDIV/MOD: target rules (c_matcher) give x/0 = x%0 = 0 and INT_MIN/-1 wraps, as tkc_alu_eval;
  *    shifts by counts outside [0, bits) give 0 or the sign fill, and float -> int casts saturate with
  *    NaN -> 0 (GUARD_SHIFT, GUARD_FTOI): C leaves all of these undefined.
@@ -76,6 +78,8 @@ typedef struct rctx {
   size_t nvecs, capvecs;
   bool need_half, need_bf16;
   const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
+  uint8_t *index_math;  /* by position: an integer computed from loop / launch indices, variables and
+                           constants only (index_math_of) */
 } rctx;
 
 #define CTX(cs) ((rctx *)(cs))
@@ -186,6 +190,64 @@ static char *round_back(tkc_cs *cs, int op, int s, char *e) {
   return w;
 }
 
+/* Which UOps are index math: integers computed from RANGEs, SPECIALs, DEFINE_VARs and constants by
+ * integer ops, and read only as addresses, gates or loop bounds (through more such ops), never as a
+ * value. Their values fit the kernel's index type by construction (the lowerer picks int64 where an
+ * index could pass 2^31 - 1), so C may treat their overflow as impossible: signed index math lets
+ * the compiler widen a loop's index into a pointer increment (with -fwrapv, or in unsigned, each
+ * access recomputed a 32-bit index and sign-extended it: a padded copy ran 2.2x slower). Every
+ * other signed integer op wraps through unsigned (wrapped_int_op), as INTERP's do. */
+static uint8_t *index_math_of(tkc_cs *cs) {
+  size_t n = cs->n;
+  uint8_t *m = tkc_calloc(n ? 2 * n : 1, 1), *value_use = m + n;
+  if (!m) return tkc_cs_oom(cs), NULL;
+  for (size_t i = 0; i < n; i++) { /* from index leaves by integer (and, for gates, bool) ops */
+    const tkc_uop *u = cs->uops[i];
+    int s = u->dtype.scalar;
+    if (cs->pos[u->id] != (int32_t)i || u->dtype.count != 1 || u->dtype.space || !(tkc_dtype_is_int((tkc_dtype)s) || s == TKC_BOOL)) continue;
+    bool leaf = u->op == TKC_OP_RANGE || u->op == TKC_OP_SPECIAL || u->op == TKC_OP_DEFINE_VAR || (u->op == TKC_OP_CONST && !u->nsrc);
+    bool ok = leaf || (tkc_op_flags((tkc_op)u->op) & TKC_F_ALU) || u->op == TKC_OP_CAST;
+    for (int k = 0; ok && !leaf && k < u->nsrc; k++) {
+      int p = tkc_cs_pos(cs, u->src[k]);
+      ok = p >= 0 && m[p];
+    }
+    m[i] = ok;
+  }
+  for (size_t i = n; i-- > 0;) { /* users come after their sources: each one's uses are known here */
+    const tkc_uop *u = cs->uops[i];
+    if (cs->pos[u->id] != (int32_t)i) continue;
+    bool through = m[i] && !value_use[i]; /* an index op: its sources are read as it is */
+    for (int k = 0; k < u->nsrc; k++) {
+      int p = tkc_cs_pos(cs, u->src[k]);
+      bool address = (u->op == TKC_OP_INDEX && k >= 1) || u->op == TKC_OP_RANGE || u->op == TKC_OP_IF;
+      if (p >= 0 && !address && !through) value_use[p] = 1;
+    }
+  }
+  for (size_t i = 0; i < n; i++) m[i] = m[i] && !value_use[i];
+  return m;
+}
+
+/* a scalar ADD, SUB, MUL, NEG, SHL or integer MULACC of a signed type (or of uint16, which C
+ * promotes to int) that is not index math: computed in unsigned, where C wraps, then converted back
+ * (two's complement: what INTERP and numpy give) */
+static char *wrapped_int_op(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
+  int op = u->op, s = u->dtype.scalar;
+  bool signed_int = s == TKC_INT8 || s == TKC_INT16 || s == TKC_INT32 || s == TKC_INT64;
+  if (!(signed_int || s == TKC_UINT16) || (op != TKC_OP_ADD && op != TKC_OP_SUB && op != TKC_OP_MUL && op != TKC_OP_NEG && op != TKC_OP_SHL && op != TKC_OP_MULACC))
+    return NULL;
+  int p = tkc_cs_pos(cs, u);
+  if (op != TKC_OP_SHL && CTX(cs)->index_math && p >= 0 && CTX(cs)->index_math[p]) return NULL;
+  const char *ut = s == TKC_INT64 ? "unsigned long long" : "unsigned int";
+  switch (op) {
+  case TKC_OP_NEG: return xfmt(cs, "((%s)(0u-(%s)%s))", reg_name[s], ut, a[0]);
+  case TKC_OP_MULACC: return xfmt(cs, "((%s)((%s)%s*(%s)%s+(%s)%s))", reg_name[s], ut, a[0], ut, a[1], ut, a[2]);
+  default: {
+    const char *sym = op == TKC_OP_ADD ? "+" : op == TKC_OP_SUB ? "-" : op == TKC_OP_MUL ? "*" : "<<";
+    return xfmt(cs, "((%s)((%s)%s%s(%s)%s))", reg_name[s], ut, a[0], sym, ut, a[1]);
+  }
+  }
+}
+
 /* One scalar ALU op; NULL + error when C cannot express it. */
 static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   int op = u->op, s = u->dtype.scalar;
@@ -212,7 +274,8 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   case TKC_OP_MULACC: /* one fused multiply-add; half and bfloat16 through float, as tkc_alu_eval */
     e = s == TKC_FLOAT64 ? xfmt(cs, "__builtin_fma(%s,%s,%s)", a[0], a[1], a[2])
         : isf ? xfmt(cs, "__builtin_fmaf((float)%s,(float)%s,(float)%s)", a[0], a[1], a[2])
-              : xfmt(cs, "((%s*%s)+%s)", a[0], a[1], a[2]);
+              : wrapped_int_op(cs, u, a);
+    if (!e && !cs->failed) e = xfmt(cs, "((%s*%s)+%s)", a[0], a[1], a[2]);
     break;
   case TKC_OP_IDIV: case TKC_OP_MOD: /* x/0 and INT_MIN/-1 are guarded by the target rules (C traps on both) */
     if (!tkc_divisor_guarded(u->src[1], true)) e = tkc_cs_unsupported(cs, u, "a divisor that may be 0 or -1 (apply the target rules first)");
@@ -225,7 +288,8 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
     e = xfmt(cs, s == TKC_FLOAT32 ? "((float)__builtin_pow((double)%s,(double)%s))" : "__builtin_pow((double)%s,(double)%s)", a[0], a[1]);
     break;
   case TKC_OP_CMPLT: case TKC_OP_CMPNE: return tkc_cs_op(cs, op, b);
-  default: e = tkc_cs_op(cs, op, b);
+  default: e = wrapped_int_op(cs, u, a);
+    if (!e && !cs->failed) e = tkc_cs_op(cs, op, b);
   }
   tkc_free(dbl);
   return round_back(cs, op, s, e);
@@ -565,7 +629,7 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   memset(&c, 0, sizeof c);
   tkc_cs *cs = &c.cs;
   char *out = NULL;
-  if (tkc_cs_init(cs, &c_lang, uops, n) != TKC_OK || !tkc_cs_prepass(cs)) goto done;
+  if (tkc_cs_init(cs, &c_lang, uops, n) != TKC_OK || !tkc_cs_prepass(cs) || !(c.index_math = index_math_of(cs))) goto done;
   c.split = tkc_render_pick_split(cs->uops, cs->n, cs->pos);
   if (!c.split) tkc_cs_emit(cs, 1, "if (tkc_core_ != 0) return; /* no output loop to split: core 0 does it all */");
   if (!tkc_cs_loop(cs)) goto done;
@@ -610,6 +674,7 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
 
 done:
   tkc_free(c.vecs);
+  tkc_free(c.index_math);
   tkc_cs_free(cs);
   if (cs->failed) {
     tkc_free(out);

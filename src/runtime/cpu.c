@@ -15,7 +15,6 @@
  * Flags (kept in sync with the renderer's assumptions; see src/render/c.c):
  *   -O2 -march=native       speed, like tinygrad's ClangJITCompiler
  *   -ffp-contract=off       no FMA contraction: a*b+c rounds twice, as INTERP does
- *   -fwrapv                 signed integer overflow wraps (INTERP semantics), never UB
  *   -fno-math-errno         __builtin_sqrtf becomes an instruction
  *   -fno-strict-aliasing    vector pointer casts of scalar buffers are always well defined
  *   -std=c11                standard excess-precision rules: casts round half values
@@ -384,7 +383,7 @@ typedef struct cpu_prog {
 } cpu_prog;
 
 static const char *const cc_flags[] = {"-x", "c", "-std=c11", "-O2", "-march=native", "-fPIC", "-shared",
-                                       "-ffp-contract=off", "-fwrapv", "-fno-math-errno", "-fno-strict-aliasing"};
+                                       "-ffp-contract=off", "-fno-math-errno", "-fno-strict-aliasing"};
 
 /* The file's bytes, NUL-terminated: at most max of them, cut there when truncate, else NULL past max. */
 static char *read_upto(const char *path, size_t max, int truncate, size_t *n) {
