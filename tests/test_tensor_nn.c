@@ -673,7 +673,7 @@ static href ref_softmax_dims(const href *x, int n, const int *axes) {
 
 /* On host devices a reduce that its reader broadcasts back along the reduced (trailing) dims is
  * computed inside the reader's kernel (schedule.c nests, lowerer.c lower_nested): a softmax is one
- * kernel there, three elsewhere. Rows that are not a multiple of the vector width, a reduce over
+ * kernel there, three elsewhere, and a layer_norm takes the two-pass form that nests. Rows that are not a multiple of the vector width, a reduce over
  * two dims, one over a leading dim (not nested), log_softmax and argmax, a cross-entropy (whose
  * log_softmax sits inside the sum that picks each row's target: index folding must leave the nested
  * reduces alone), 16-bit floats, NaN and infinities in a row. */
@@ -703,6 +703,11 @@ static void test_nested_reduces(void **state) {
       }
       check(y, &want, dev, "softmax case %zu", c);
       check(tkc_log_softmax(tx, -1), &lwant, dev, "log_softmax case %zu", c);
+      href nwant = ref_norm(&x, 1, NULL, NULL, 1e-5, 0, TKC_FLOAT32);
+      tkc_tensor *ln = tkc_layer_norm(tx, 1, NULL, NULL, 1e-5); /* (host devices: the mean's and variance's loops per row) */
+      expect_kernels(ln, 1, host ? 1 : 2, dev, "layer_norm");
+      check(ln, &nwant, dev, "layer_norm case %zu", c);
+      tr_free(&nwant);
       int last = rows[c].ndim - 1;
       tkc_tensor *a = tkc_argmax(tx, last, 0);
       int64_t n = tkc_numel(a), inner = rows[c].shape[last];

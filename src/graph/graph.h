@@ -184,6 +184,11 @@ TKC_HIDDEN void tkc_rbuf_unref(tkc_rbuf *rb);
 
 /* ---------------------------------------------------------------- scheduling (schedule.c) */
 
+/* Whether a reduce of `rows` rows of `row` elements each, read broadcast back along the reduced
+ * (trailing) dims, is computed inside the kernel that reads it on ctx's device (see schedule.c nests):
+ * ops that compose reduces (layer_norm) pick the form that nests there. */
+TKC_HIDDEN bool tkc_schedule_nests_rows(const tkc_ctx *ctx, int64_t rows, int64_t row);
+
 /* One kernel: out = the node it computes (made a BUFFER when run), ast = SINK(STORE(...)) in the
  * schedule's graph, inputs[i] = the node behind DEFINE_GLOBAL i+1 (i.e. buffer 0 is the output). */
 typedef struct tkc_sched_item {

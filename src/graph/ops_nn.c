@@ -186,7 +186,17 @@ tkc_tensor *tkc_layer_norm(tkc_tensor *x, int naxes, tkc_tensor *weight, tkc_ten
     else m *= n->shape[i];
   }
   tmps tm = {0};
-  /* (P, 1, M), shifted by its first element x0: d = x - x0 */
+  if (tkc_schedule_nests_rows(x->ctx, groups, m)) { /* two passes over each row, in the kernel that writes it (host
+                                                     * devices: the mean's and the variance's loops per row) */
+    int axes[TKC_MAX_DIMS];
+    for (int i = 0; i < naxes; i++) axes[i] = n->ndim - naxes + i;
+    tkc_tensor *xa = T(tkc_cast(x, acc));
+    tkc_tensor *dm = T(tkc_sub(xa, T(tkc_mean(xa, naxes, axes, 1))));
+    tkc_tensor *var = T(tkc_mean(T(tkc_mul(dm, dm)), naxes, axes, 1));
+    tkc_tensor *y = T(tkc_mul(dm, rsqrt_(&tm, T(tkc_add(var, T(sc(var, eps)))))));
+    return finish(&tm, y ? affine(&tm, y, weight, bias, dt) : NULL);
+  }
+  /* elsewhere one kernel of statistics: (P, 1, M), shifted by its first element x0: d = x - x0 */
   tkc_tensor *xr = T(tkc_cast(T(tkc_reshape(x, 3, (const int64_t[]){groups, 1, m})), acc));
   tkc_tensor *x0 = m ? T(tkc_shrink(xr, (const int64_t[]){0, groups, 0, 1, 0, 1})) : T(sc(xr, 0));
   tkc_tensor *d = T(tkc_sub(xr, x0));

@@ -667,9 +667,13 @@ static int64_t expand_factor(const moves *mv) {
  * exp(x - max) / sum, one pass over x from memory instead of three. The reduced dims are the last
  * ones (the kernel's inner loops: each row is reduced once), rows of at most 64K elements (a loop
  * over each stays in L2) and 8 or more of them (the kernel splits them across cores). */
+bool tkc_schedule_nests_rows(const tkc_ctx *ctx, int64_t rows, int64_t row) {
+  return ctx->dev->impl->host_memory && rows >= 8 && row >= 2 && row <= 65536;
+}
+
 static bool nests(const kernel *k, const tkc_lazy *n, const moves *mv, int in_reduce) {
   const tkc_lazy *x = n->src[0];
-  if (!mv->n || !mv->expand || !k->root->ctx->dev->impl->host_memory || x->ndim != n->ndim) return false;
+  if (!mv->n || !mv->expand || x->ndim != n->ndim) return false;
   for (const moves *p = mv; p && p->m; p = p->rest)
     if (p->m->op != TKC_OP_RESHAPE && p->m->op != TKC_OP_EXPAND) return false;
   int64_t rows = 1, row = 1;
@@ -683,7 +687,7 @@ static bool nests(const kernel *k, const tkc_lazy *n, const moves *mv, int in_re
     else rows *= x->shape[d];
     if (n->arg[d] && x->shape[d] > 1 && in_reduce && !(k->enclosing >> d & 1)) return false;
   }
-  if (rows < 8 || row < 2 || row > 65536) return false;
+  if (!tkc_schedule_nests_rows(k->root->ctx, rows, row)) return false;
   tkc_st st;
   node_st(n, &st);
   for (const moves *p = mv; p && p->m; p = p->rest)
