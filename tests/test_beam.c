@@ -112,6 +112,47 @@ static void test_beam_matches_interp(void **state) {
   TR_END();
 }
 
+/* a kernel whose loop runs to a dim variable (a KV cache's length): searched with the variable at
+ * its largest value (the search's buffers are laid out for it), and right at the bound values */
+static void test_beam_with_variables(void **state) {
+  (void)state;
+  tr_begin();
+  char dir[256];
+  snprintf(dir, sizeof dir, "/tmp/tkc-test-beam-XXXXXX");
+  TR_EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+  setenv("TKC_CACHE_DIR", dir, 1);
+  setenv("TKC_BEAM_BUDGET", "4", 1);
+  FOR_EACH_DEVICE(dev, ctx) {
+    bool searches = tkc_device_renderer(tkc_device_get(dev)) != NULL;
+    counted c = {0, 0};
+    TR_EXPECT(tkc_ctx_set_beam(ctx, 2) == TKC_OK && tkc_ctx_set_progress(ctx, count, &c) == TKC_OK, "%s: set_beam", dev);
+    int64_t len = tkc_dim_var(ctx, "len", 1, 64);
+    tkc_tensor *x = ints(ctx, 2, (const int64_t[]){16, 64}, 7);
+    float xs[16 * 64];
+    TR_EXPECT(tkc_copy_out(x, xs, sizeof xs) == TKC_OK, "%s: x: %s", dev, tkc_last_error());
+    const int64_t at[] = {37, 64, 1};
+    for (size_t k = 0; k < sizeof at / sizeof at[0]; k++) {
+      TR_EXPECT(tkc_dim_bind(ctx, len, at[k]) == TKC_OK, "%s: bind %lld", dev, (long long)at[k]);
+      tkc_tensor *head = tkc_shrink(x, (const int64_t[]){0, 16, 0, len}), *s = tkc_sum(head, 1, (const int[]){1}, 0);
+      float got[16];
+      TR_EXPECT(s && tkc_copy_out(s, got, sizeof got) == TKC_OK, "%s: len %lld: %s", dev, (long long)at[k], tkc_last_error());
+      for (int r = 0; r < 16; r++) {
+        float want = 0;
+        for (int64_t j = 0; j < at[k]; j++) want += xs[r * 64 + j];
+        TR_EXPECT(got[r] == want, "%s: len %lld: row %d = %g, want %g", dev, (long long)at[k], r, got[r], want);
+      }
+      tkc_tensor_free(head), tkc_tensor_free(s);
+    }
+    TR_EXPECT(searches ? c.searches >= 1 : c.searches == 0, "%s: %d searches of the kernel with a variable", dev, c.searches);
+    tkc_tensor_free(x);
+  }
+  unsetenv("TKC_BEAM_BUDGET");
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  TR_EXPECT(system(cmd) == 0, "rm %s", dir);
+  TR_END();
+}
+
 static void test_beam_settings(void **state) {
   (void)state;
   tr_begin();
@@ -160,7 +201,7 @@ static void test_beam_settings(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_beam_matches_interp),
-      cmocka_unit_test(test_beam_settings),
+      cmocka_unit_test(test_beam_with_variables), cmocka_unit_test(test_beam_settings),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -166,13 +166,23 @@ static void prepare(search *S, cand *c, int n) {
   tkc_free(progs);
 }
 
+/* runs a candidate on the search's buffers, its variables (a KV cache's length) at their largest
+ * values: the buffers are laid out for them, and the kernel does the most work there */
+static tkc_status launch(search *S, tkc_program *p) {
+  int64_t vars[64];
+  int nv = tkc_program_nvars(p);
+  if (nv > (int)TKC_COUNTOF(vars)) return tkc_err(TKC_EUNSUPPORTED, "beam search: a kernel with more than %d variables", (int)TKC_COUNTOF(vars));
+  for (int i = 0; i < nv; i++) vars[i] = tkc_program_var_max(p, i);
+  return tkc_program_launch_quiet(p, S->bufs, S->nbufs, vars, nv);
+}
+
 /* times a prepared candidate: best of 3 launches, one when it is past 3x best (the beam's best so
  * far: no need to know how much slower); INFINITY when it cannot run */
 static void time_one(search *S, cand *c, double best) {
   c->t = INFINITY;
   for (int rep = 0; c->p && rep < 3; rep++) {
     double t0 = tkc_now_s();
-    if (tkc_program_launch_quiet(c->p, S->bufs, S->nbufs, NULL, 0)) {
+    if (launch(S, c->p)) {
       c->t = INFINITY;
       break;
     }
@@ -214,7 +224,7 @@ static void drop(cand *c, int n) {
 static void *output_of(search *S, tkc_program *p) {
   size_t nb = tkc_buffer_nbytes(S->bufs[0]);
   void *out = tkc_malloc(nb ? nb : 1);
-  if (out && (tkc_program_launch_quiet(p, S->bufs, S->nbufs, NULL, 0) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
+  if (out && (launch(S, p) || tkc_buffer_copyout(S->bufs[0], out, nb))) {
     tkc_free(out);
     out = NULL;
   }

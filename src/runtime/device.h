@@ -87,6 +87,9 @@ TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);
 /* Bytes held by the live buffers of every device (device.c; pooled memory not counted). */
 TKC_HIDDEN size_t tkc_device_mem_used(void);
 
+/* The largest value variable i of p takes (tkc_program_var_name's order); 0 out of range. */
+TKC_HIDDEN int64_t tkc_program_var_max(const tkc_program *p, int i);
+
 /* Runs p as tkc_program_launch does, without the TKC_DEBUG launch line (beam search's timing runs). */
 TKC_HIDDEN tkc_status tkc_program_launch_quiet(tkc_program *p, tkc_buffer *const *bufs, int nbufs, const int64_t *vars, int nvars);
 

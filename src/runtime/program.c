@@ -344,6 +344,7 @@ int tkc_program_nvars(const tkc_program *p) { return p ? p->k.nvars : 0; }
 const char *tkc_program_var_name(const tkc_program *p, int i) {
   return p && i >= 0 && i < p->k.nvars ? p->k.vars[i]->arg.v.t[0].v.s : NULL;
 }
+int64_t tkc_program_var_max(const tkc_program *p, int i) { return p && i >= 0 && i < p->k.nvars ? p->k.vars[i]->vmax : 0; }
 bool tkc_program_buf_is_output(const tkc_program *p, int i) { return p && i >= 0 && i < p->k.nbufs && p->is_out[i]; }
 
 /* ---------------------------------------------------------------- estimates (tinygrad's flops_mem) */
