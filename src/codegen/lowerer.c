@@ -323,7 +323,7 @@ static tkc_uop *lower_nested(lower *L, tkc_uop *u, tkc_op op, const bool *dims) 
   lower saved = *L;
   memset(L->memo, 0, sizeof L->memo);
   tkc_uop *acc_src[1 + TKC_MAX_AXES];
-  int lanes[2 * TKC_MAX_AXES], nr = 1, ngroup = 0, nun = 0;
+  int lanes[2 * TKC_MAX_AXES] = {0}, nr = 1, ngroup = 0, nun = 0;
   int64_t ngr = 1, nun_lanes = 1;
   tkc_uop *r = NULL;
   for (int pass = 0; pass < 2; pass++) /* the group lanes, then the unroll lanes */
@@ -384,7 +384,7 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   }
   if (grouped != L->group_threads)
     return tkc_err_null(TKC_EUNSUPPORTED, "lowerer: a GROUP axis of a dim that one of the kernel's reduces does not reduce");
-  int lanes[2 * TKC_MAX_AXES]; /* the group axes, then the unroll axes */
+  int lanes[2 * TKC_MAX_AXES] = {0}; /* the group axes, then the unroll axes */
   int64_t ngr, nun_lanes;
   int ngroup = lane_axes(L, TKC_AX_GROUP, dims, lanes, &ngr);
   int nun = lane_axes(L, TKC_AX_UNROLL, dims, lanes + ngroup, &nun_lanes);

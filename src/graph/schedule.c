@@ -672,8 +672,10 @@ bool tkc_schedule_nests_rows(const tkc_ctx *ctx, int64_t rows, int64_t row) {
 }
 
 static bool nests(const kernel *k, const tkc_lazy *n, const moves *mv, int in_reduce) {
-  const tkc_lazy *x = n->src[0];
+  const tkc_lazy *x = n->src[0], *in = mv->m ? mv->m->src[0] : NULL;
   if (!mv->n || !mv->expand || x->ndim != n->ndim) return false;
+  /* mv starts at n's shape (not so for an epilogue read through reshapes below it: reduce_below) */
+  if (in->ndim != n->ndim || memcmp(in->shape, n->shape, sizeof(int64_t) * (size_t)n->ndim)) return false;
   for (const moves *p = mv; p && p->m; p = p->rest)
     if (p->m->op != TKC_OP_RESHAPE && p->m->op != TKC_OP_EXPAND) return false;
   int64_t rows = 1, row = 1;
