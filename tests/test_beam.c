@@ -66,14 +66,27 @@ static float *values(tkc_tensor *t, size_t *n) {
   return v;
 }
 
+/* a private kernel cache (so no pick of an earlier run skips a search) in dir, and a budget of
+ * `budget` seconds per search; undone by cache_drop */
+static void cache_private(char *dir, size_t n, const char *budget) {
+  snprintf(dir, n, "/tmp/tkc-test-beam-XXXXXX");
+  TR_EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
+  setenv("TKC_CACHE_DIR", dir, 1);
+  setenv("TKC_BEAM_BUDGET", budget, 1);
+}
+
+static void cache_drop(const char *dir) {
+  unsetenv("TKC_BEAM_BUDGET");
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+  TR_EXPECT(system(cmd) == 0, "rm %s", dir);
+}
+
 static void test_beam_matches_interp(void **state) {
   (void)state;
   tr_begin();
   char dir[256];
-  snprintf(dir, sizeof dir, "/tmp/tkc-test-beam-XXXXXX");
-  TR_EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
-  setenv("TKC_CACHE_DIR", dir, 1);
-  setenv("TKC_BEAM_BUDGET", "4", 1);
+  cache_private(dir, sizeof dir, "4");
   static int salt = 1;
   FOR_EACH_DEVICE(dev, ctx) {
     tkc_ctx *ref = tkc_ctx_new("INTERP");
@@ -105,10 +118,7 @@ static void test_beam_matches_interp(void **state) {
     tkc_ctx_free(ref);
     salt++;
   }
-  unsetenv("TKC_BEAM_BUDGET");
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  TR_EXPECT(system(cmd) == 0, "rm %s", dir);
+  cache_drop(dir);
   TR_END();
 }
 
@@ -118,10 +128,7 @@ static void test_beam_with_variables(void **state) {
   (void)state;
   tr_begin();
   char dir[256];
-  snprintf(dir, sizeof dir, "/tmp/tkc-test-beam-XXXXXX");
-  TR_EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
-  setenv("TKC_CACHE_DIR", dir, 1);
-  setenv("TKC_BEAM_BUDGET", "4", 1);
+  cache_private(dir, sizeof dir, "4");
   FOR_EACH_DEVICE(dev, ctx) {
     bool searches = tkc_device_renderer(tkc_device_get(dev)) != NULL;
     counted c = {0, 0};
@@ -146,10 +153,7 @@ static void test_beam_with_variables(void **state) {
     TR_EXPECT(searches ? c.searches >= 1 : c.searches == 0, "%s: %d searches of the kernel with a variable", dev, c.searches);
     tkc_tensor_free(x);
   }
-  unsetenv("TKC_BEAM_BUDGET");
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  TR_EXPECT(system(cmd) == 0, "rm %s", dir);
+  cache_drop(dir);
   TR_END();
 }
 
@@ -174,11 +178,8 @@ static void test_beam_settings(void **state) {
   unsetenv("TKC_NOOPT");
   /* TKC_BEAM from the environment when the ctx says -1 */
   char dir[256];
-  snprintf(dir, sizeof dir, "/tmp/tkc-test-beam-XXXXXX");
-  TR_EXPECT(mkdtemp(dir) != NULL, "mkdtemp");
-  setenv("TKC_CACHE_DIR", dir, 1);
+  cache_private(dir, sizeof dir, "2");
   setenv("TKC_BEAM", "1", 1);
-  setenv("TKC_BEAM_BUDGET", "2", 1);
   tkc_ctx_set_beam(ctx, -1);
   c.searches = 0;
   v = values(w_reduce(ctx, 41), &n);
@@ -190,11 +191,8 @@ static void test_beam_settings(void **state) {
   TR_EXPECT(v && c.searches == 0, "beam 0: %d searches", c.searches);
   free(v);
   unsetenv("TKC_BEAM");
-  unsetenv("TKC_BEAM_BUDGET");
   tkc_ctx_free(ctx);
-  char cmd[300];
-  snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-  TR_EXPECT(system(cmd) == 0, "rm %s", dir);
+  cache_drop(dir);
   TR_END();
 }
 
