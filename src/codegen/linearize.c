@@ -177,8 +177,8 @@ static int step(lin *l) {
   }
   /* 3. open the next scope that is ready and needed; not one whose UOps need a loop closed that does
    * not depend on it (a nested reduce's: opened inside, it would run once per iteration) while such
-   * a loop has still to run and can open here, nor one whose UOps all sit inside a scope not open yet (that one
-   * opens first), unless nothing else can open */
+   * a loop has still to run and can open here, nor one whose UOps all sit inside a scope not open
+   * yet (that one opens first), unless nothing else can open */
   int pick = -1;
   for (int pass = 0; pass < 2 && pick < 0; pass++)
     for (int s = 0; s < l->nscopes; s++) {

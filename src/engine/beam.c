@@ -169,7 +169,7 @@ static void prepare(search *S, cand *c, int n) {
 /* runs a candidate on the search's buffers, its variables (a KV cache's length) at their largest
  * values: the buffers are laid out for them, and the kernel does the most work there */
 static tkc_status launch(search *S, tkc_program *p) {
-  int64_t vars[64];
+  int64_t vars[TKC_MAX_KERNEL_VARS];
   int nv = tkc_program_nvars(p);
   if (nv > (int)TKC_COUNTOF(vars)) return tkc_err(TKC_EUNSUPPORTED, "beam search: a kernel with more than %d variables", (int)TKC_COUNTOF(vars));
   for (int i = 0; i < nv; i++) vars[i] = tkc_program_var_max(p, i);

@@ -31,7 +31,7 @@ typedef struct jlaunch {
   tkc_kcache_ref ref; /* the pin on p in the kernel cache (NULL: p is the jit's own) */
   int nbufs, nvars;
   int buf[33];        /* into bufs */
-  int var[64];        /* ctx variable numbers, in the program's order */
+  int var[TKC_MAX_KERNEL_VARS]; /* ctx variable numbers, in the program's order */
 } jlaunch;
 
 typedef struct jin { /* what each input looked like at capture */
@@ -116,7 +116,7 @@ tkc_status tkc_jit_record(tkc_ctx *ctx, tkc_program *p, tkc_kcache_ref *ref, tkc
   tkc_jit *j = ctx->capture;
   if (!j || j->capture_error) return TKC_OK;
   tkc_status st = TKC_OK;
-  if (nbufs > 33 || tkc_program_nvars(p) > 64) st = tkc_err(TKC_EUNSUPPORTED, "jit: kernel %s has too many buffers or variables to capture", tkc_program_name(p));
+  if (nbufs > 33 || tkc_program_nvars(p) > TKC_MAX_KERNEL_VARS) st = tkc_err(TKC_EUNSUPPORTED, "jit: kernel %s has too many buffers or variables to capture", tkc_program_name(p));
   if (!st && j->nlaunches == j->caplaunches) {
     int cap = j->caplaunches ? 2 * j->caplaunches : 16;
     jlaunch *l = tkc_realloc(j->launches, (size_t)cap * sizeof *l);
@@ -315,7 +315,7 @@ static tkc_status replay(tkc_jit *j, tkc_tensor *const *in, int nin, tkc_tensor 
   for (int k = 0; k < j->nlaunches; k++) {
     jlaunch *l = &j->launches[k];
     tkc_buffer *bufs[33];
-    int64_t vals[64];
+    int64_t vals[TKC_MAX_KERNEL_VARS];
     for (int i = 0; i < l->nbufs; i++) {
       const jbuf *b = &j->bufs[l->buf[i]];
       bufs[i] = b->kind == B_INPUT ? in[b->input]->node->rbuf->buf : b->kind == B_TEMP ? b->plan : b->rb->buf;

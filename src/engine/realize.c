@@ -262,7 +262,8 @@ static void release_all(tkc_schedule *s, built *b) {
 
 /* the values bound to the variables p reads, in its order */
 static tkc_status var_values(const tkc_ctx *ctx, const tkc_program *p, int64_t *vals, int nvars) {
-  if (nvars > 64) return tkc_err(TKC_EUNSUPPORTED, "%s reads %d variables; at most 64 per kernel", tkc_program_name(p), nvars);
+  if (nvars > TKC_MAX_KERNEL_VARS)
+    return tkc_err(TKC_EUNSUPPORTED, "%s reads %d variables; at most %d per kernel", tkc_program_name(p), nvars, TKC_MAX_KERNEL_VARS);
   for (int i = 0; i < nvars; i++) {
     const tkc_ctx_var *v = tkc_ctx_var_named(ctx, tkc_program_var_name(p, i));
     if (!v) return tkc_err(TKC_EINTERNAL, "%s reads variable %s, which its ctx lacks", tkc_program_name(p), tkc_program_var_name(p, i));
@@ -287,7 +288,7 @@ static tkc_status run_item(tkc_sched_item *it, built *bi) {
     for (int i = 0; !st && i < it->ninputs; i++)
       if (!(bufs[i + 1] = it->inputs[i]->kind == TKC_LZ_BUFFER ? it->inputs[i]->rbuf->buf : NULL))
         st = tkc_err(TKC_EINTERNAL, "schedule: input %d of %s is not realized", i, tkc_program_name(p));
-    int64_t vals[64];
+    int64_t vals[TKC_MAX_KERNEL_VARS];
     int nvars = tkc_program_nvars(p);
     if (!st) st = var_values(out->ctx, p, vals, nvars);
     if (!st) {

@@ -79,7 +79,7 @@ typedef struct rctx {
   bool need_half, need_bf16;
   const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
   uint8_t *index_math;  /* by position: an integer computed from loop / launch indices, variables and
-                           constants only (index_math_of) */
+                           constants, read only as an address, gate or loop bound (index_math_of) */
 } rctx;
 
 #define CTX(cs) ((rctx *)(cs))
@@ -228,8 +228,9 @@ static uint8_t *index_math_of(tkc_cs *cs) {
 }
 
 /* a scalar ADD, SUB, MUL, NEG, SHL or integer MULACC of a signed type (or of uint16, which C
- * promotes to int) that is not index math: computed in unsigned, where C wraps, then converted back
- * (two's complement: what INTERP and numpy give) */
+ * promotes to int) that is not index math (a SHL always: C leaves a negative value shifted left
+ * undefined): computed in unsigned, where C wraps, then converted back (two's complement: what
+ * INTERP and numpy give) */
 static char *wrapped_int_op(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   int op = u->op, s = u->dtype.scalar;
   bool signed_int = s == TKC_INT8 || s == TKC_INT16 || s == TKC_INT32 || s == TKC_INT64;

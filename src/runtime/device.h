@@ -87,6 +87,9 @@ TKC_HIDDEN tkc_device *tkc_buffer_device(const tkc_buffer *b);
 /* Bytes held by the live buffers of every device (device.c; pooled memory not counted). */
 TKC_HIDDEN size_t tkc_device_mem_used(void);
 
+/* Variables one kernel reads, at most (launches pass their values in arrays of this size). */
+#define TKC_MAX_KERNEL_VARS 64
+
 /* The largest value variable i of p takes (tkc_program_var_name's order); 0 out of range. */
 TKC_HIDDEN int64_t tkc_program_var_max(const tkc_program *p, int i);
 
