@@ -28,7 +28,7 @@ static int inputs(enum domain dom, float *v) {
   }
   const float specials[] = {0.0f, -0.0f, INFINITY, -INFINITY, NAN, 1.0f, -1.0f, 0.5f, 2.0f, 127.99f, 128.0f, 128.5f, -126.0f, -127.5f,
                             -149.0f, -149.5f, -150.0f, -151.0f, 1e-45f, 1e-40f, 1.17549435e-38f, 3.4028235e38f, -3.4028235e38f,
-                            0.75f, 1.5f, 0.999999f, 1.000001f, 1e-4f, 9.99e-5f, -1e-30f, 88.7f, -87.3f};
+                            0x1.fffffep+6f, -0x1.2bfffep+7f, -NAN, 0.75f, 1.5f, 0.999999f, 1.000001f, 1e-4f, 9.99e-5f, -1e-30f, 88.7f, -87.3f};
   /* sin: next to multiples of pi/2 (the reduction's hard cases) and at both sides of its 2^22 switch */
   const float sin_specials[] = {3.14159274f, -3.14159274f, 1.57079637f, 6.28318548f, 355.0f, 103993.0f, 4194303.5f, 4194304.0f, -4194305.0f,
                                 16777216.0f, 1.0e10f, 1.0e20f, 1.0e30f, 1.6263e25f, 0x1p64f, 0x1p100f, 0x1p127f, 3.4028235e38f,
