@@ -24,12 +24,15 @@ extern "C" {
  *   SPECIAL        int32, arg = (name, size): gidxN / lidxN launch indices (GPU renderers only)
  *   INDEX(buf, idx)                -> ptr(T): the address buf + idx (elements)
  *   CAST(INDEX) to ptr(T.vec(n))   -> a vector pointer for vector LOAD/STORE
- *   LOAD(ptr) | LOAD(ptr, alt, gate)         gated load: gate ? *ptr : alt
+ *   LOAD(ptr) | LOAD(ptr, alt, gate)         gated load: gate ? *ptr : alt; arg TKC_LOAD_AFTER_STORES: it
+ *                  reads what the kernel's STOREs to the same buffer in loops it is not in wrote, so it
+ *                  is placed after those loops (a value spilled by a nested reduce's loop)
  *   STORE(ptr, value) | STORE(ptr, value, IF(gate))   IF(gate) opens a block closed by ENDIF(if)
  *   DEFINE_ACC(init, range...)  an accumulator (re)initialised right before its reduce loop;
  *   ASSIGN(acc, value)          writes the accumulator and yields value
  *   VECTORIZE(s...)  GEP(v) arg = (i,)   CAST  BITCAST  and the ALU ops (WHERE, CMPLT, CMPNE -> bool)
  * Before rendering, tkc_program_new rewrites INDEX(buf, idx, gate) into the gated LOAD/STORE forms above. */
+#define TKC_LOAD_AFTER_STORES 1
 typedef struct tkc_renderer tkc_renderer;
 struct tkc_renderer {
   const char *name;        /* "C", "LLVM", "PTX", "WGSL" */

@@ -290,9 +290,9 @@ static tkc_uop *pack_node(tkc_packer *p, tkc_uop *const *l) {
     tkc_uop *idx[TKC_MAX_VEC];
     for (int k = 0; k < p->w; k++) idx[k] = l[k]->src[0];
     tkc_uop *vp = contiguous_index(p, idx);
-    if (vp) return tkc_uop_new(g, TKC_OP_LOAD, vdt, 1, &vp, tkc_arg_none());
+    if (vp) return tkc_uop_new(g, TKC_OP_LOAD, vdt, 1, &vp, u->arg); /* (the arg: see TKC_LOAD_AFTER_STORES) */
     tkc_uop *same = same_address(p, idx);
-    return same ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &same, tkc_arg_none()) : vectorize(p, l);
+    return same ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &same, u->arg) : vectorize(p, l);
   }
   if ((fl & TKC_F_ALU) && tkc_dt_is_int(u->dtype) && !tkc_dt_is_bool(u->dtype) && all_index_math(p, l)) {
     /* Integer values computed from the lane index (an arange, a field's shift from its position) are

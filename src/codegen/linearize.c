@@ -1,7 +1,8 @@
 /* The linearizer: orders a kernel graph into an instruction list.
  *
  * Every UOp gets a context: the RANGEs and IFs it depends on (tinygrad's block context: an ASSIGN's
- * users leave the reduce ranges of its accumulator; a STORE's users inherit nothing). Scheduling is
+ * users leave the reduce ranges of its accumulator; a STORE's users inherit nothing; a LOAD marked
+ * TKC_LOAD_AFTER_STORES waits for the loops storing into its buffer to close). Scheduling is
  * greedy over a stack of open scopes:
  *   1. emit a ready UOp whose context is open (and that does not need a still-open reduce loop
  *      closed), definitions first, then LOADs, then creation order;
@@ -22,6 +23,7 @@ typedef struct node {
   uint64_t inside;     /* scopes it must be placed inside: ctx, but a DEFINE_ACC sits before its loops */
   uint64_t must_close; /* reduce ranges that must be closed before it (it reads an ASSIGN) */
   uint64_t after;      /* reduce ranges whose result it reads, directly or through other UOps */
+  uint64_t wait;       /* loops that must have run before it (a LOAD of what they STOREd) */
   int scope;           /* its own scope number if RANGE/IF, else -1 */
   int waiting;         /* sources not emitted yet */
   int emitted;
@@ -60,6 +62,13 @@ static uint64_t acc_ranges(const lin *l, const tkc_uop *acc) {
   return m;
 }
 
+/* the DEFINE_GLOBAL a LOAD or STORE addresses (through INDEX and a vector CAST), or NULL */
+static const tkc_uop *buffer_of(const tkc_uop *u) {
+  const tkc_uop *p = u->nsrc ? u->src[0] : NULL;
+  if (p && p->op == TKC_OP_CAST && p->nsrc == 1) p = p->src[0];
+  return p && p->op == TKC_OP_INDEX && p->nsrc >= 1 && p->src[0]->op == TKC_OP_DEFINE_GLOBAL ? p->src[0] : NULL;
+}
+
 static int build(lin *l, tkc_uop *sink) {
   size_t n;
   tkc_uop **order = tkc_toposort(sink, &n);
@@ -95,6 +104,19 @@ static int build(lin *l, tkc_uop *sink) {
         nd->after |= r;
       } else nd->ctx |= sn->ctx;
     }
+  }
+  /* a LOAD marked TKC_LOAD_AFTER_STORES waits for the loops that store into its buffer (and that it
+   * is not inside) to have run (IFs do not count: the output's own STORE may share the spill's IF) */
+  uint64_t loops = 0;
+  for (int s = 0; s < l->nscopes; s++)
+    if (l->nodes[l->scope_node[s]].u->op == TKC_OP_RANGE) loops |= 1ull << s;
+  for (size_t i = 0; i < n; i++) {
+    node *ld = &l->nodes[i];
+    if (ld->u->op != TKC_OP_LOAD || ld->u->arg.kind != TKC_ARG_INT || ld->u->arg.v.i != TKC_LOAD_AFTER_STORES) continue;
+    const tkc_uop *buf = buffer_of(ld->u);
+    for (size_t j = 0; j < n && buf; j++)
+      if (l->nodes[j].u->op == TKC_OP_STORE && buffer_of(l->nodes[j].u) == buf) ld->wait |= l->nodes[j].ctx & loops & ~ld->ctx;
+    ld->after |= ld->wait;
   }
   /* users and waiting counts; a DEFINE_ACC waits only for its initial value */
   size_t total = 0;
@@ -160,7 +182,7 @@ static int step(lin *l) {
   for (size_t i = 0; i < l->n; i++) {
     node *nd = &l->nodes[i];
     if (nd->emitted || nd->waiting || nd->scope >= 0 || nd->u->op == TKC_OP_DEFINE_ACC || nd->u->op == TKC_OP_SINK) continue;
-    if ((nd->inside & ~l->open) || (nd->must_close & l->open)) continue;
+    if ((nd->inside & ~l->open) || (nd->must_close & l->open) || (nd->wait & ~l->closed)) continue;
     if (best < 0 || better(nd->u, l->nodes[best].u)) best = (int)i;
   }
   if (best >= 0) { mark_emitted(l, best); return 1; }

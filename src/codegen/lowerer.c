@@ -45,6 +45,13 @@ typedef struct lower {
   int nfresh;            /* loops made for nested reduces (lower_nested) */
   int nnested;
   nested_value nested[32]; /* nested reduces lowered, by the indices of the dims they keep */
+  /* Spilling (see find_spills): the kernel's STORE, the nested reduce sources whose values the nested
+   * loop also stores into the output buffer, and those STOREs (sources of the SINK) */
+  const tkc_uop *out_store;
+  tkc_uop *spilled[4];
+  int nspilled;
+  tkc_uop **spills;
+  int nspills, capspills;
 } lower;
 
 /* The index dtype of the kernel being lowered (on this thread): int32, or int64 when an index can
@@ -227,6 +234,101 @@ static tkc_uop *combine_group(lower *L, tkc_op op, tkc_uop *partial, tkc_uop *id
   return upd ? tkc_uop_new(g, TKC_OP_ASSIGN, partial->dtype, 2, s6, tkc_arg_none()) : NULL;
 }
 
+/* ---------------------------------------------------------------- spilling
+ *
+ * A softmax's output loop reads exp(x - max) again, which its nested sum has just computed for every
+ * element of the row: the nested loop stores each value into the output buffer (where the output
+ * will be written, so nothing else is touched) and the output loop loads it back instead of
+ * recomputing it, as onnxruntime's softmax does. The LOAD is marked (arg 1) so the linearizer
+ * places it after the loop that stores it. Only when: the reduce is nested in the output (not in
+ * another reduce), it reduces dims with a loop, its source is read outside it, costs a
+ * transcendental or a division, and has the output's dtype, and the kernel reads nothing of the
+ * output buffer (neither through its own parameter nor, in an assign, through another one). */
+
+/* whether recomputing u costs more than a store and a load: a transcendental (by now usually already
+ * expanded into ALU ops), a division, or at least 12 ALU ops (visits: shared nodes count again) */
+static bool costly(const tkc_uop *u, int *budget) {
+  if (u->op == TKC_OP_EXP2 || u->op == TKC_OP_LOG2 || u->op == TKC_OP_SIN || u->op == TKC_OP_SQRT || u->op == TKC_OP_FDIV ||
+      u->op == TKC_OP_RECIP || u->op == TKC_OP_POW || --*budget <= 0)
+    return true;
+  if (u->op == TKC_OP_REDUCE_AXIS || u->op == TKC_OP_LOAD) return false;
+  for (int i = 0; i < u->nsrc; i++)
+    if (costly(u->src[i], budget)) return true;
+  return false;
+}
+
+/* whether the output context of the tree at u (not inside a reduce) reads x; *inner: whether a
+ * reduce's source reads r */
+static bool reads_outside(const tkc_uop *u, const tkc_uop *x, const tkc_uop *r, bool in_reduce, bool *inner, int depth) {
+  if (depth > 256) return *inner = true, false; /* (deep trees: no spill) */
+  if (u == r && in_reduce) *inner = true;
+  if (u == x && !in_reduce) return true;
+  bool found = false;
+  for (int i = 0; i < u->nsrc; i++)
+    found |= reads_outside(u->src[i], x, r, in_reduce || u->op == TKC_OP_REDUCE_AXIS, inner, depth + 1);
+  return found;
+}
+
+static bool nested_in_output(const lower *L, const tkc_uop *u, bool *loop) {
+  const tkc_arg *axes = &u->arg.v.t[1];
+  bool nested = false;
+  *loop = false;
+  for (uint32_t i = 0; i < axes->n; i++) {
+    int64_t d = axes->v.t[i].v.i;
+    if (d < 0 || d >= L->ndim || L->ks->full[d] == 0) return false;
+    nested |= L->ks->full[d] > 1 && L->ks->full[d] == L->ks->out[d];
+    for (int a = 0; a < L->ks->naxes; a++)
+      *loop |= L->ks->ax[a].dim == d && (L->ks->ax[a].kind == TKC_AX_GLOBAL || L->ks->ax[a].kind == TKC_AX_REDUCE);
+  }
+  return nested;
+}
+
+static void find_spills(lower *L, const tkc_uop *store, tkc_uop *const *order, size_t n) {
+  if (store->op != TKC_OP_STORE || store->nsrc != 3 || L->r == NULL || L->r->global_max[0] > 0) return; /* (host renderers) */
+  if (store->arg.kind == TKC_ARG_INT && store->arg.v.i == TKC_STORE_OUTPUT_READ) return;
+  tkc_dt out = tkc_dt_base(store->src[0]->dtype);
+  tkc_uop *idx, *valid;
+  if (view_at(L, store->src[1], 0, &idx, &valid) || valid) return; /* a gated output (padding): its IF would be the spill's */
+  for (size_t i = 0; i < n; i++)
+    if (order[i]->op == TKC_OP_LOAD && order[i]->src[0] == store->src[0]) return;
+  for (size_t i = 0; i < n && L->nspilled < (int)TKC_COUNTOF(L->spilled); i++) {
+    tkc_uop *u = order[i];
+    bool loop, inner = false;
+    if (u->op != TKC_OP_REDUCE_AXIS || !nested_in_output(L, u, &loop) || !loop) continue;
+    tkc_uop *x = u->src[0];
+    int budget = 12;
+    if (!tkc_dt_eq(x->dtype, out) || !costly(x, &budget) || !reads_outside(store->src[2], x, u, false, &inner, 0) || inner) continue;
+    L->spilled[L->nspilled++] = x;
+  }
+  if (L->nspilled) L->out_store = store;
+}
+
+static bool is_spilled(const lower *L, const tkc_uop *x) {
+  for (int i = 0; i < L->nspilled; i++)
+    if (L->spilled[i] == x) return true;
+  return false;
+}
+
+/* buffer[the output's index at the current indices], gated as the output store is */
+static tkc_uop *output_index(lower *L) {
+  tkc_uop *idx, *valid;
+  if (view_at(L, L->out_store->src[1], 0, &idx, &valid)) return NULL;
+  tkc_uop *s[3] = {L->out_store->src[0], idx, valid};
+  return tkc_uop_new(L->g, TKC_OP_INDEX, s[0]->dtype, valid ? 3 : 2, s, tkc_arg_none());
+}
+
+static tkc_status add_spill(lower *L, tkc_uop *st) {
+  if (!st) return tkc_last_status();
+  if (L->nspills == L->capspills) {
+    int cap = L->capspills ? 2 * L->capspills : 16;
+    tkc_uop **p = tkc_realloc(L->spills, (size_t)cap * sizeof *p);
+    if (!p) return tkc_err(TKC_ENOMEM, "out of memory lowering");
+    L->spills = p, L->capspills = cap;
+  }
+  L->spills[L->nspills++] = st;
+  return TKC_OK;
+}
+
 /* The reduce u over its lanes (the group lanes lanes[0..ngroup), then the unroll lanes after them)
  * and the loops acc_src[1..nr): the source once per lane, an accumulator per group lane (or per
  * vector of them) that the unroll lanes are added to in loop order, the lanes combined after the
@@ -238,7 +340,12 @@ static tkc_uop *accumulate(lower *L, tkc_uop *u, tkc_op op, tkc_uop **acc_src, i
   int64_t nl = ngr * nun_lanes;
   tkc_uop **vals = tkc_malloc((size_t)nl * 2 * sizeof *vals), **terms = vals + nl, *r = NULL;
   if (!vals) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
-  tkc_uop *ident = identity_of(g, op, u->dtype);
+  tkc_uop *ident = identity_of(g, op, u->dtype), **spill = NULL;
+  bool spilling = nested && L->reducing == 0 && is_spilled(L, u->src[0]);
+  if (spilling && !(spill = tkc_malloc((size_t)nl * sizeof *spill))) {
+    tkc_free(vals);
+    return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
+  }
   L->reducing++;
   for (int64_t lane = 0; lane < nl; lane++) { /* lane = group lane + ngr * unroll lane */
     if (ngroup + nun) {
@@ -246,11 +353,24 @@ static tkc_uop *accumulate(lower *L, tkc_uop *u, tkc_op op, tkc_uop **acc_src, i
       tkc_umap_free(&L->memo[1]);
     }
     tkc_uop *v = lower_uop(L, u->src[0], 1);
+    if (spilling) {
+      tkc_uop *at = v ? output_index(L) : NULL, *s2[2] = {at, v};
+      if (!(spill[lane] = at ? tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 2, s2, tkc_arg_none()) : NULL)) goto done;
+    }
     tkc_uop *gate = nested ? and2(g, L->pad_out, L->pad_reduce) : L->pad_reduce; /* (a nested reduce's dims may be output dims) */
     if (v && gate) v = tkc_uop_alu3(g, TKC_OP_WHERE, gate, v, ident); /* padding adds nothing */
     if (!(vals[lane] = v)) goto done;
   }
   tkc_umap_free(&L->memo[1]);
+  if (spilling) { /* the stores of W group lanes as one vector store, as lower_kernel packs the output's */
+    tkc_packer *P = packer_for(L, lanes, ngroup);
+    int64_t w = P ? ks->ax[lanes[0]].size : 1;
+    for (int64_t base = 0; base < nl; base += w) {
+      tkc_uop *v = w > 1 ? tkc_pack_stores(P, spill + base) : NULL;
+      for (int64_t k = 0; k < (v ? 1 : w); k++)
+        if (add_spill(L, v ? v : spill[base + k])) goto done;
+    }
+  }
   if (nr == 1) { /* no loop left: the lanes are the whole reduction */
     r = fold(g, op, vals, nl);
     goto done;
@@ -301,6 +421,7 @@ static tkc_uop *accumulate(lower *L, tkc_uop *u, tkc_op op, tkc_uop **acc_src, i
 done:
   L->reducing--;
   tkc_free(vals);
+  tkc_free(spill);
   return r;
 }
 
@@ -349,6 +470,7 @@ done:
   tkc_umap_free(&L->memo[0]);
   tkc_umap_free(&L->memo[1]);
   saved.naccs = L->naccs, saved.nfresh = L->nfresh, saved.nnested = L->nnested;
+  saved.spills = L->spills, saved.nspills = L->nspills, saved.capspills = L->capspills;
   memcpy(saved.packers, L->packers, sizeof saved.packers);
   *L = saved;
   if (r && L->nnested < (int)TKC_COUNTOF(L->nested)) { /* (full: lowered again where read, the same values) */
@@ -395,6 +517,10 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
 static tkc_uop *lower_node(lower *L, tkc_uop *u, int in_reduce) {
   tkc_graph *g = L->g;
   tkc_uop *idx, *valid;
+  if (!in_reduce && L->reducing == 0 && is_spilled(L, u)) { /* stored by the nested loop: read back */
+    tkc_uop *at = output_index(L);
+    return at ? tkc_uop_new(g, TKC_OP_LOAD, u->dtype, 1, &at, tkc_arg_int(TKC_LOAD_AFTER_STORES)) : NULL;
+  }
   switch (u->op) {
   case TKC_OP_LOAD: { /* LOAD(DEFINE_GLOBAL, VIEW) */
     if (view_at(L, u->src[1], in_reduce, &idx, &valid)) return NULL;
@@ -567,6 +693,7 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
   int64_t ns = 0;
   if (!src) return tkc_err_null(TKC_ENOMEM, "out of memory lowering");
   set_indices(&L);
+  find_spills(&L, ast->src[0], order, n);
   for (int64_t lane = 0; lane < nl; lane++) { /* one STORE per output lane */
     set_lanes(&L, up, nup, lane);
     tkc_umap_free(&L.memo[0]);
@@ -589,8 +716,16 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
   /* every buffer stays a parameter, even one the simplified kernel no longer reads */
   for (size_t i = 0; i < n; i++)
     if (order[i]->op == TKC_OP_DEFINE_GLOBAL && order[i]->arg.v.i > 0) src[ns++] = order[i];
+  if (L.nspills) {
+    tkc_uop **all = tkc_realloc(src, ((size_t)ns + (size_t)L.nspills) * sizeof *src);
+    if (!all) { tkc_err(TKC_ENOMEM, "out of memory lowering"); goto done; }
+    src = all;
+    memcpy(src + ns, L.spills, (size_t)L.nspills * sizeof *src);
+    ns += L.nspills;
+  }
   sink = tkc_uop_sink(g, (int)ns, src);
 done:
+  tkc_free(L.spills);
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
   for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);

@@ -977,7 +977,9 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (!st) {
     tkc_graph *g = s->g;
     tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), computed};
-    tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, tkc_arg_none());
+    bool reads_output = false;
+    for (int i = 0; n->target && i < k.ninputs; i++) reads_output |= reads_buffer(k.inputs[i], n->target);
+    tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, reads_output ? tkc_arg_int(TKC_STORE_OUTPUT_READ) : tkc_arg_none());
     tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS], syo[TKC_MAX_DIMS][4], syf[TKC_MAX_DIMS][4];
     shape_arg(n->ctx, so, syo, ndim, shape, &shapes[0]);
     shape_arg(n->ctx, sf, syf, ndim, k.has_reduce ? k.full : shape, &shapes[1]);

@@ -15,6 +15,11 @@ TKC_HIDDEN bool tkc_dtype_is_tensor(tkc_dtype dt);
 TKC_HIDDEN bool tkc_dtype_is_narrow_float(tkc_dtype dt);
 /* the dtype dt is computed in: float32 for a narrow float, dt itself otherwise */
 TKC_HIDDEN tkc_dtype tkc_dtype_work(tkc_dtype dt);
+/* A kernel AST's STORE(DEFINE_GLOBAL, VIEW, value) with this arg: the kernel also reads the buffer it
+ * writes, through another parameter (an assign that reads its target element for element), so the
+ * lowerer parks nothing in the output before the final store (see lowerer.c, spilling). */
+#define TKC_STORE_OUTPUT_READ 1
+
 /* tinygrad's tuplize order: op, arg, dtype, then sources; 0 only for the same UOp. */
 TKC_HIDDEN int tkc_uop_cmp(const tkc_uop *a, const tkc_uop *b);
 
