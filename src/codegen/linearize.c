@@ -45,6 +45,8 @@ typedef struct lin {
   uint64_t dep[MAX_SCOPES];   /* the other scopes that UOps inside each scope are inside */
   uint64_t outer[MAX_SCOPES]; /* the other scopes that every UOp inside each scope is inside */
   int *user_pool; /* storage of every node's users list */
+  int *ready;     /* nodes whose sources are all emitted and that step 1 may place (unordered) */
+  size_t nready;
   tkc_uop **out;
   size_t nout;
 } lin;
@@ -147,6 +149,9 @@ static int build(lin *l, tkc_uop *sink) {
       }
   }
   tkc_free(fill);
+  if (!(l->ready = tkc_malloc((n + 1) * sizeof *l->ready))) return tkc_err(TKC_ENOMEM, "out of memory linearizing");
+  for (size_t i = 0; i < n; i++)
+    if (!l->nodes[i].waiting) l->ready[l->nready++] = (int)i;
   return 0;
 }
 
@@ -157,7 +162,8 @@ static void mark_emitted(lin *l, int k) {
   nd->emitted = 1;
   for (int s = 0; s < l->nscopes; s++)
     if (nd->inside >> s & 1) l->pending[s]--;
-  for (int i = 0; i < nd->nusers; i++) l->nodes[nd->users[i]].waiting--;
+  for (int i = 0; i < nd->nusers; i++)
+    if (--l->nodes[nd->users[i]].waiting == 0) l->ready[l->nready++] = nd->users[i];
   emit(l, nd->u);
 }
 
@@ -179,13 +185,23 @@ static int better(const tkc_uop *a, const tkc_uop *b) {
 static int step(lin *l) {
   /* 1. a ready UOp whose context is open */
   int best = -1;
-  for (size_t i = 0; i < l->n; i++) {
+  size_t at = 0;
+  for (size_t j = 0; j < l->nready; j++) { /* (scanning the ready nodes only: all of them made this O(n^2)) */
+    int i = l->ready[j];
     node *nd = &l->nodes[i];
-    if (nd->emitted || nd->waiting || nd->scope >= 0 || nd->u->op == TKC_OP_DEFINE_ACC || nd->u->op == TKC_OP_SINK) continue;
+    if (nd->emitted) { /* (a scope or accumulator that step 3 placed) */
+      l->ready[j--] = l->ready[--l->nready];
+      continue;
+    }
+    if (nd->scope >= 0 || nd->u->op == TKC_OP_DEFINE_ACC || nd->u->op == TKC_OP_SINK) continue;
     if ((nd->inside & ~l->open) || (nd->must_close & l->open) || (nd->wait & ~l->closed)) continue;
-    if (best < 0 || better(nd->u, l->nodes[best].u)) best = (int)i;
+    if (best < 0 || better(nd->u, l->nodes[best].u)) best = i, at = j;
   }
-  if (best >= 0) { mark_emitted(l, best); return 1; }
+  if (best >= 0) {
+    l->ready[at] = l->ready[--l->nready];
+    mark_emitted(l, best);
+    return 1;
+  }
   /* 2. close the innermost scope when nothing left needs it */
   if (l->depth && l->pending[l->stack[l->depth - 1]] == 0) {
     int s = l->stack[--l->depth];
@@ -249,6 +265,7 @@ tkc_uop **tkc_linearize(tkc_graph *g, tkc_uop *sink, size_t *n) {
 done:
   tkc_free(l.out);
   tkc_free(l.user_pool);
+  tkc_free(l.ready);
   tkc_free(l.nodes);
   tkc_umap_free(&l.index);
   return result;
