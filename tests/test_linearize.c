@@ -124,6 +124,30 @@ static void test_if_scope(void **state) {
   tkc_graph_free(g);
 }
 
+/* tmp[j] = a[j] * 2 in one loop, out[i] = tmp[i] (a LOAD marked TKC_LOAD_AFTER_STORES) in another: the
+ * load is placed after the storing loop has closed, though its own loop has the lower axis (which
+ * opens first otherwise) and nothing else orders the two; unmarked, it is not */
+static void test_load_after_stores(void **state) {
+  (void)state;
+  for (int marked = 0; marked < 2; marked++) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = buf(g, 0), *tmp = buf(g, 1), *a = buf(g, 2);
+    tkc_uop *ri = tkc_uop_range(g, ci(g, 0), ci(g, 8), 0), *rj = tkc_uop_range(g, ci(g, 0), ci(g, 8), 1);
+    tkc_uop *st1 = store(g, tmp, rj, tkc_uop_alu2(g, TKC_OP_MUL, load(g, a, rj), tkc_uop_const_float(g, f32(), 2.0)));
+    tkc_uop *at = mk(g, TKC_OP_INDEX, tmp->dtype, 2, tmp, ri, NULL);
+    tkc_uop *ld = tkc_uop_new(g, TKC_OP_LOAD, f32(), 1, &at, marked ? tkc_arg_int(TKC_LOAD_AFTER_STORES) : tkc_arg_none());
+    tkc_uop *st2 = store(g, out, ri, ld), *s[2] = {st2, st1};
+    size_t n;
+    tkc_uop **l = tkc_linearize(g, tkc_uop_sink(g, 2, s), &n);
+    assert_non_null(l);
+    assert_sources_first(l, n);
+    if (marked) assert_true(pos_end(l, n, rj) < pos(l, n, ri) && pos(l, n, ri) < pos(l, n, ld));
+    else assert_true(pos(l, n, ld) < pos(l, n, rj));
+    tkc_free(l);
+    tkc_graph_free(g);
+  }
+}
+
 static void test_bad_input(void **state) {
   (void)state;
   tkc_graph *g = tkc_graph_new();
@@ -143,6 +167,7 @@ int main(void) {
       cmocka_unit_test(test_reduce_kernel),
       cmocka_unit_test(test_hoisting),
       cmocka_unit_test(test_if_scope),
+      cmocka_unit_test(test_load_after_stores),
       cmocka_unit_test(test_bad_input),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
