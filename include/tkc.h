@@ -135,6 +135,10 @@ TKC_API tkc_tensor *tkc_or(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_xor(tkc_tensor *a, tkc_tensor *b);
 TKC_API tkc_tensor *tkc_shl(tkc_tensor *a, tkc_tensor *b);     /* ints */
 TKC_API tkc_tensor *tkc_shr(tkc_tensor *a, tkc_tensor *b);
+/* Per element (broadcast), int32 words: the 4 bytes of a, unsigned, times the 4 bytes of b, signed,
+ * summed (CUDA's dp4a, x86's vpdpbusd: one instruction where the device has it). a and b are int32
+ * or uint32 (their bits are read); the result is int32. Int8 dot products over packed words. */
+TKC_API tkc_tensor *tkc_dot4(tkc_tensor *a, tkc_tensor *b);
 /* cond ? a : b, elementwise (cond is cast to bool). */
 TKC_API tkc_tensor *tkc_where(tkc_tensor *cond, tkc_tensor *a, tkc_tensor *b);
 

@@ -347,6 +347,7 @@ class Tensor {
   Tensor bitwise_xor(const Tensor &b) const { return bin(tkc_xor, b, "tkc_xor"); }
   Tensor shl(const Tensor &b) const { return bin(tkc_shl, b, "tkc_shl"); }
   Tensor shr(const Tensor &b) const { return bin(tkc_shr, b, "tkc_shr"); }
+  Tensor dot4(const Tensor &b) const { return bin(tkc_dot4, b, "tkc_dot4"); }
   Tensor atan2(const Tensor &x) const { return bin(tkc_atan2, x, "tkc_atan2"); }  // this is y
   // the same with a scalar right side (a.pow(2), a.maximum(0), ...)
   template <class S, detail::if_scalar<S> = 0> Tensor add(S s) const { return add(scalar_like(s)); }

@@ -56,7 +56,7 @@ static int arity(tkc_op op) {
   case TKC_OP_EXP2: case TKC_OP_LOG2: case TKC_OP_SIN: case TKC_OP_SQRT: case TKC_OP_RECIP: case TKC_OP_NEG: return 1;
   case TKC_OP_ADD: case TKC_OP_SUB: case TKC_OP_MUL: case TKC_OP_FDIV: case TKC_OP_IDIV: case TKC_OP_MOD:
   case TKC_OP_MAX: case TKC_OP_CMPLT: case TKC_OP_CMPNE: case TKC_OP_XOR: case TKC_OP_OR: case TKC_OP_AND:
-  case TKC_OP_SHL: case TKC_OP_SHR: case TKC_OP_POW: return 2;
+  case TKC_OP_SHL: case TKC_OP_SHR: case TKC_OP_POW: case TKC_OP_DOT4: return 2;
   case TKC_OP_WHERE: case TKC_OP_MULACC: return 3;
   default: return 0;
   }
@@ -569,6 +569,9 @@ static void test_int_edges(void **state) {
   EXPECT(ev(TKC_OP_WHERE, TKC_INT32, TKC_FLOAT32, vf(-0.0), vi(1), vi(2)).i == 2, "where(-0.0)");
   EXPECT(ev(TKC_OP_WHERE, TKC_INT32, TKC_UINT8, vu(256), vi(1), vi(2)).i == 2, "where(uint8 256 = 0)");
   EXPECT(ev(TKC_OP_WHERE, TKC_INT8, TKC_BOOL, vi(1), vi(300), vi(2)).i == 44, "where truncates to dt");
+  /* DOT4: bytes of x unsigned, of y signed: 255*1 + 128*-1 + 255*-128 + 1*127 */
+  EXPECT(EV2(DOT4, TKC_INT32, vi((int32_t)0x01FF80FF), vi(0x7F80FF01)).i == -32386, "dot4");
+  EXPECT(EV2(DOT4, TKC_INT32, vi(-1), vi((int32_t)0x80808080)).i == -4 * 255 * 128, "dot4 at its lowest");
   END();
 }
 

@@ -150,7 +150,7 @@ enum {
   U_ELU, U_SELU, U_SOFTPLUS, U_HSIG, U_HSWISH, U_MISH, U_TAN, U_ASIN, U_ACOS, U_ATAN, U_SINH, U_COSH, U_ISNAN, U_ISINF,
   U_ISFINITE, U_LOG1P, U_EXPM1, U_CLAMP
 };
-enum { B_ATAN2 = TR_NBIN };
+enum { B_ATAN2 = TR_NBIN, B_DOT4 };
 enum { T_WHERE, T_LERP };
 enum { R_SUM = TR_SUM, R_MAX = TR_RMAX, R_MIN = TR_RMIN, R_MEAN = TR_MEAN, R_PROD, R_VAR, R_STD, R_LSE, R_ANY, R_ALL, R_ARGMAX, R_ARGMIN, R_SUMACC };
 enum { C_CUMSUM, C_CUMMAX, C_CUMPROD };
@@ -265,6 +265,7 @@ static const bo_row TENSOR_ROWS[] = {
     BIN("shl", TR_SHL, D_INTS, TR_DOM_SMALL, TR_DOM_SHIFT, 0),
     BIN("shr", TR_SHR, D_INTS, TR_DOM_WIDE, TR_DOM_SHIFT, 0),
     BIN("atan2", B_ATAN2, D_FLOATS, TR_DOM_ANY, TR_DOM_NONZERO, 1),
+    BIN("dot4", B_DOT4, DT(TKC_INT32) | DT(TKC_UINT32), TR_DOM_WIDE, TR_DOM_WIDE, 0),
     {"add promotes int8+float16", F_BINARY, TR_ADD, DT(TKC_INT8) | DT(TKC_UINT8) | DT(TKC_BOOL), SH_BINARY, {TR_DOM_ANY, TR_DOM_ANY}, 0,
      {SAME, TKC_FLOAT16, SAME}, 0, 0},
     {"mul promotes int32*uint32", F_BINARY, TR_MUL, DT(TKC_INT32) | DT(TKC_INT16), SH_BINARY, {TR_DOM_ANY, TR_DOM_SMALL}, 0,
@@ -515,11 +516,23 @@ static href ref_unary(int op, const href *a) {
 }
 
 static href ref_binary(int op, const href *a, const href *b) {
-  if (op != B_ATAN2) return tr_binary(op, a, b);
+  if (op != B_ATAN2 && op != B_DOT4) return tr_binary(op, a, b);
   href h = tr_binary(TR_ADD, a, b); /* the broadcast shape and dtype */
   int n;
   int64_t s[TR_MAXDIM], idx[TR_MAXDIM];
   tr_bcast_shape(a->ndim, a->shape, b->ndim, b->shape, &n, s);
+  if (op == B_DOT4) { /* the bytes of a (unsigned) times those of b (signed): int32 */
+    href d = tr_new(TKC_INT32, n, s);
+    for (int64_t k = 0; k < d.n; k++) {
+      tr_unravel(k, n, s, idx);
+      uint32_t x = (uint32_t)a->v[tr_bcast_index(a, n, idx)].i, y = (uint32_t)b->v[tr_bcast_index(b, n, idx)].i;
+      int64_t z = 0;
+      for (int j = 0; j < 4; j++) z += (int64_t)(x >> 8 * j & 255u) * (int8_t)(uint8_t)(y >> 8 * j & 255u);
+      d.v[k].i = z;
+    }
+    tr_free(&h);
+    return d;
+  }
   for (int64_t k = 0; k < h.n; k++) {
     tr_unravel(k, n, s, idx);
     double y = a->v[tr_bcast_index(a, n, idx)].f, x = b->v[tr_bcast_index(b, n, idx)].f;
@@ -1028,6 +1041,7 @@ static tkc_tensor *bo_build(const bo_row *r, const bo_shape *sh, tkc_ctx *ctx, t
     case TR_XOR: return tkc_xor(a, b);
     case TR_SHL: return tkc_shl(a, b);
     case TR_SHR: return tkc_shr(a, b);
+    case B_DOT4: return tkc_dot4(a, b);
     default: return tkc_atan2(a, b);
     }
   case F_TERNARY: return r->op == T_WHERE ? tkc_where(a, b, c) : tkc_lerp(a, b, c);

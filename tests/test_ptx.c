@@ -189,6 +189,7 @@ static void tensor_sweep(tkc_ctx *ctx, tmodule *m) {
         {"sum", tkc_sum(a, 0, NULL, 0)}, {"max1", tkc_max(a, 1, &ax1, 1)}, {"min0", tkc_min(a, 1, &ax0, 0)}, {"mean", tkc_mean(a, 1, &ax1, 0)},
         {"sqrt", tkc_sqrt(a)},        {"exp", tkc_exp(a)},           {"log2", tkc_log2(a)},          {"sin", tkc_sin(a)},
         {"sigmoid", tkc_sigmoid(a)},  {"relu", tkc_relu(a)},         {"recip", tkc_recip(a)},        {"pow", tkc_pow(a, b)},
+        {"dot4", tkc_dot4(a, b)},
     };
     for (size_t i = 0; i < sizeof ops / sizeof *ops; i++) {
       snprintf(what, sizeof what, "%s(%s)", ops[i].n, tkc_dtype_name(dt));

@@ -19,7 +19,7 @@ static const struct { binfn fn; const char *name; } BINS[] = {
     {tkc_add, "add"}, {tkc_sub, "sub"}, {tkc_mul, "mul"}, {tkc_div, "div"}, {tkc_idiv, "idiv"}, {tkc_mod, "mod"},
     {tkc_maximum, "maximum"}, {tkc_minimum, "minimum"}, {tkc_pow, "pow"}, {tkc_lt, "lt"}, {tkc_le, "le"}, {tkc_gt, "gt"},
     {tkc_ge, "ge"}, {tkc_eq, "eq"}, {tkc_ne, "ne"}, {tkc_and, "and"}, {tkc_or, "or"}, {tkc_xor, "xor"},
-    {tkc_shl, "shl"}, {tkc_shr, "shr"}, {tkc_matmul, "matmul"},
+    {tkc_shl, "shl"}, {tkc_shr, "shr"}, {tkc_matmul, "matmul"}, {tkc_dot4, "dot4"},
 };
 static const struct { unfn fn; const char *name; } UNS[] = {
     {tkc_neg, "neg"}, {tkc_abs, "abs"}, {tkc_recip, "recip"}, {tkc_sqrt, "sqrt"}, {tkc_exp, "exp"}, {tkc_exp2, "exp2"},
@@ -196,6 +196,10 @@ static void test_elementwise_errors(void **state) {
     FAIL_WITH(tkc_shl(f, i3), TKC_EDTYPE);
     FAIL_WITH(tkc_shr(i3, f), TKC_EDTYPE);
     FAIL_WITH(tkc_shl(bo, bo), TKC_EDTYPE);
+    FAIL_WITH(tkc_dot4(f, i3), TKC_EDTYPE); /* words are int32 or uint32 */
+    FAIL_WITH(tkc_dot4(i3, bo), TKC_EDTYPE);
+    FAIL_WITH(tkc_dot4(tkc_full(ctx, TKC_INT8, 1, s3, 1), i3), TKC_EDTYPE);
+    FAIL_WITH(tkc_dot4(i3, tkc_full(ctx, TKC_INT16, 1, s3, 1)), TKC_EDTYPE);
     CTX_OK("dtype errors");
     /* where */
     FAIL_WITH(tkc_where(NULL, a, a), TKC_EINVAL);

@@ -27,6 +27,9 @@ TKC_HIDDEN const tkc_matcher *tkc_late_rules(void);
  * applied to kernel ASTs for the renderers that want them (host renderers and INTERP: NULL). */
 TKC_HIDDEN const tkc_matcher *tkc_transcendental_rules(void);
 TKC_HIDDEN bool tkc_wants_transcendental_rules(const tkc_renderer *r);
+/* DOT4 as int32 ALU ops (codegen/dot4.c) for the renderers without a form of their own */
+TKC_HIDDEN const tkc_matcher *tkc_dot4_rules(void);
+TKC_HIDDEN bool tkc_wants_dot4_rules(const tkc_renderer *r);
 
 /* ---------------------------------------------------------------- fp8 (fp8.c) */
 /* The kernel with its fp8 values as uint8 bits and their casts and arithmetic as integer and float32

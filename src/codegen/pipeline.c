@@ -49,6 +49,13 @@ static tkc_status transcendental(tkc_codegen *cg) {
   return st;
 }
 
+/* DOT4 as int32 shifts, masks and products where the renderer has no form of its own (codegen/dot4.c) */
+static tkc_status dot4(tkc_codegen *cg) {
+  tkc_status st = need(cg->ast, "dot4", "AST");
+  if (!st && tkc_wants_dot4_rules(cg->r) && !(cg->ast = tkc_graph_rewrite(cg->g, cg->ast, tkc_dot4_rules(), NULL))) st = failed();
+  return st;
+}
+
 /* sums over an arange compare folded: a gather per output instead of a loop (codegen/index_folding.c),
  * before the opts so that they see the kernel that is left */
 static tkc_status index_folding(tkc_codegen *cg) {
@@ -170,6 +177,7 @@ static void show_lowered(const tkc_codegen *cg) { dump(cg->name, "lowered kernel
 
 static const stage stages[] = {
     {"transcendental", transcendental, 0, NULL, OUT_AST},
+    {"dot4", dot4, 0, NULL, OUT_AST},
     {"index_folding", index_folding, 0, NULL, OUT_AST},
     {"opts", opts, 3, show_opts, OUT_AST},
     {"lower", lower, 0, NULL, OUT_SINK},

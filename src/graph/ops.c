@@ -200,6 +200,26 @@ tkc_tensor *tkc_xor(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS_BOO
 tkc_tensor *tkc_shl(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "shl", f_shl); }
 tkc_tensor *tkc_shr(tkc_tensor *a, tkc_tensor *b) { return binary(a, b, INTS, 0, "shr", f_shr); }
 
+static tkc_lazy *f_dot4(tkc_lazy *x, tkc_lazy *y, tkc_dtype dt) { (void)dt; return alu2(TKC_OP_DOT4, x, y); }
+
+tkc_tensor *tkc_dot4(tkc_tensor *a, tkc_tensor *b) {
+  if (tkc_check(a) || tkc_check(b)) return NULL;
+  tkc_tensor *w[2] = {a, b}, *as[2] = {NULL, NULL};
+  for (int i = 0; i < 2; i++) {
+    tkc_dtype dt = w[i]->node->dtype;
+    if (dt != TKC_INT32 && dt != TKC_UINT32) return tkc_err_null(TKC_EDTYPE, "dot4: the words are int32 or uint32, not %s", tkc_dtype_name(dt));
+  }
+  for (int i = 0; i < 2; i++) /* the bits as int32 */
+    if (w[i]->node->dtype == TKC_UINT32 && !(w[i] = as[i] = tkc_bitcast(w[i], TKC_INT32))) {
+      tkc_tensor_free(as[0]);
+      return NULL;
+    }
+  tkc_tensor *r = binary(w[0], w[1], INTS, 0, "dot4", f_dot4);
+  tkc_tensor_free(as[0]);
+  tkc_tensor_free(as[1]);
+  return r;
+}
+
 tkc_tensor *tkc_where(tkc_tensor *cond, tkc_tensor *a, tkc_tensor *b) {
   if (tkc_check(cond) || tkc_check(a) || tkc_check(b)) return NULL;
   if (cond->ctx != a->ctx || a->ctx != b->ctx) return tkc_err_null(TKC_EINVAL, "where: the tensors belong to different ctxs");

@@ -76,7 +76,7 @@ typedef struct rctx {
   tkc_cs cs; /* first: the hooks get &cs */
   vecty *vecs;
   size_t nvecs, capvecs;
-  bool need_half, need_bf16;
+  bool need_half, need_bf16, need_dot4;
   const tkc_uop *split; /* the RANGE split across cores (NULL: core 0 does everything) */
   uint8_t *index_math;  /* by position: an integer computed from loop / launch indices, variables and
                            constants, read only as an address, gate or loop bound (index_math_of) */
@@ -264,6 +264,9 @@ static char *alu_scalar(tkc_cs *cs, const tkc_uop *u, const char *const *a) {
   case TKC_OP_SQRT: case TKC_OP_EXP2: case TKC_OP_LOG2: case TKC_OP_SIN:
     if (!isf) return tkc_cs_unsupported(cs, u, "transcendental op needs a float type");
     break;
+  case TKC_OP_DOT4:
+    if (s != TKC_INT32 || u->src[0]->dtype.scalar != TKC_INT32 || u->src[1]->dtype.scalar != TKC_INT32) return tkc_cs_unsupported(cs, u, "DOT4 needs int32");
+    return xfmt(cs, "tkc_dot4(%s,%s)", a[0], a[1]);
   default: if (!cs->lang->code_for_op[op] && op != TKC_OP_MULACC) return tkc_cs_unsupported(cs, u, NULL);
   }
   char *e, *dbl = NULL;
@@ -402,6 +405,7 @@ static bool native_vector(const tkc_uop *u) {
   case TKC_OP_FDIV: case TKC_OP_MULACC: case TKC_OP_RECIP: return isf;
   case TKC_OP_AND: case TKC_OP_OR: case TKC_OP_XOR: return isi || isb;
   case TKC_OP_SHL: case TKC_OP_SHR: return isi;
+  case TKC_OP_DOT4: return s == TKC_INT32;
   case TKC_OP_CMPLT: case TKC_OP_CMPNE: return isb && (native_elem(ss) || ss == TKC_BOOL);
   case TKC_OP_WHERE: return u->nsrc == 3 && u->src[0]->dtype.scalar == TKC_BOOL && tkc_dt_eq(u->src[1]->dtype, u->dtype) && (native_elem(s) || isb);
   case TKC_OP_CAST: return u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL);
@@ -439,6 +443,7 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
     if (s == TKC_BOOL) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
   case TKC_OP_BITCAST: return xfmt(cs, "((%s)%s)", t, a[0]);
+  case TKC_OP_DOT4: return xfmt(cs, "tkc_dot4_%s(%s,%s)", t, a[0], a[1]);
   case TKC_OP_MULACC:
     for (size_t i = 0; i < CTX(cs)->nvecs; i++)
       if (CTX(cs)->vecs[i].scalar == s && CTX(cs)->vecs[i].count == n) CTX(cs)->vecs[i].fma = true;
@@ -569,6 +574,7 @@ static unsigned note(tkc_cs *cs, const tkc_uop *u) {
   rctx *c = CTX(cs);
   if (u->dtype.scalar == TKC_FLOAT16) c->need_half = true;
   if (u->dtype.scalar == TKC_BFLOAT16) c->need_bf16 = true;
+  if (u->op == TKC_OP_DOT4) c->need_dot4 = true;
   if (u->op == TKC_OP_MAX || u->op == TKC_OP_GEP) return TKC_CS_DUP_ALL;
   if (u->op == TKC_OP_STORE && u->nsrc >= 2 && u->src[0]->dtype.space && lanewise_mem(tkc_dt_base(u->src[0]->dtype))) return TKC_CS_DUP_VEC;
   return 0;
@@ -601,6 +607,13 @@ static const tkc_cs_lang c_lang = {
     .type = type_of, .const_str = const_str, .alu = alu_scalar, .cast = cast_scalar, .native_vector = native_vector_op,
     .var_name = var_cname, .note = note,
 };
+
+/* DOT4 (include/tkc/ops.def) per lane; the vector helpers, made per vector type, are one vpdpbusd
+ * where the host has AVX-512 VNNI */
+static const char c_dot4[] = "#if defined(__x86_64__) && defined(__AVX512VNNI__)\n#include <immintrin.h>\n#endif\n"
+                             "static inline int tkc_dot4(int a, int b) {\n  int r = 0;\n"
+                             "  for (int k = 0; k < 4; k++) r += (int)((unsigned)a >> 8 * k & 255u) * (int)(signed char)((unsigned)b >> 8 * k & 255u);\n"
+                             "  return r;\n}\n";
 
 /* ---------------------------------------------------------------- the renderer */
 
@@ -638,12 +651,24 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
   tkc_sbuf o = {0};
   if (c.need_half) tkc_sbuf_puts(&o, tkc_cs_c_half);
   if (c.need_bf16) tkc_sbuf_puts(&o, tkc_cs_c_bf16);
+  if (c.need_dot4) tkc_sbuf_puts(&o, c_dot4);
   for (size_t k = 0; k < c.nvecs; k++) {
     int s = c.vecs[k].scalar, cnt = c.vecs[k].count;
     unsigned lanes = 1;
     while (lanes < (unsigned)cnt) lanes <<= 1;
     tkc_sbuf_printf(&o, "typedef %s %s%d __attribute__((aligned(%d),vector_size(%u)));\n", s == TKC_BOOL ? "unsigned char" : reg_name[s], vec_name[s], cnt,
                     (int)reg_size(s), lanes * (unsigned)reg_size(s));
+    if (c.need_dot4 && s == TKC_INT32 && (cnt == 4 || cnt == 8 || cnt == 16)) { /* vpdpbusd where the host has it */
+      const char *intr = cnt == 16 ? "defined(__AVX512VNNI__)" : "defined(__AVX512VNNI__) && defined(__AVX512VL__)";
+      const char *fn = cnt == 16 ? "_mm512_dpbusd_epi32(_mm512_setzero_si512()," : cnt == 8 ? "_mm256_dpbusd_epi32(_mm256_setzero_si256()," : "_mm_dpbusd_epi32(_mm_setzero_si128(),";
+      const char *vt = cnt == 16 ? "__m512i" : cnt == 8 ? "__m256i" : "__m128i";
+      tkc_sbuf_printf(&o, "static inline int%d tkc_dot4_int%d(int%d a, int%d b) {\n#if %s\n  return (int%d)%s(%s)a,(%s)b);\n#else\n"
+                          "  int%d r;\n  for (int i = 0; i < %d; i++) r[i] = tkc_dot4(a[i], b[i]);\n  return r;\n#endif\n}\n",
+                      cnt, cnt, cnt, cnt, intr, cnt, fn, vt, vt, cnt, cnt);
+    } else if (c.need_dot4 && s == TKC_INT32) {
+      tkc_sbuf_printf(&o, "static inline int%d tkc_dot4_int%d(int%d a, int%d b) {\n  int%d r;\n  for (int i = 0; i < %d; i++) r[i] = tkc_dot4(a[i], b[i]);\n  return r;\n}\n",
+                      cnt, cnt, cnt, cnt, cnt, cnt);
+    }
     if (c.vecs[k].fma) { /* one fused multiply-add per lane, as one vector FMA: clang contracts a*b+c
                             (exactly one rounding where the target has FMA), else fma per lane */
       const char *t = vec_name[s];

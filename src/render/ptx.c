@@ -676,6 +676,10 @@ static uint32_t alu_lane(pctx *c, const tkc_uop *u, int op, int in, const uint32
     case TKC_OP_AND: ins(c, "and.%s %s, %s, %s", b, N(d), N(a[0]), N(a[1])); return d;
     case TKC_OP_OR: ins(c, "or.%s %s, %s, %s", b, N(d), N(a[0]), N(a[1])); return d;
     case TKC_OP_XOR: ins(c, "xor.%s %s, %s, %s", b, N(d), N(a[0]), N(a[1])); return d;
+    case TKC_OP_DOT4: /* the bytes of a unsigned, of b signed (sm_61 and newer) */
+      if (in != TKC_INT32) return fail_uns(c, u, "DOT4 needs int32"), NOREG;
+      ins(c, "dp4a.u32.s32 %s, %s, %s, 0", N(d), N(a[0]), N(a[1]));
+      return d;
     default: return fail_uns(c, u, "no PTX form of %s on integers", tkc_op_name((tkc_op)op)), NOREG;
     }
     norm8(c, d, in);

@@ -385,6 +385,13 @@ static uint64_t alu_i_xor(const uint64_t *s, int sgn) { (void)sgn; return s[0] ^
 static uint64_t alu_i_or(const uint64_t *s, int sgn) { (void)sgn; return s[0] | s[1]; }
 static uint64_t alu_i_and(const uint64_t *s, int sgn) { (void)sgn; return s[0] & s[1]; }
 static uint64_t alu_i_cmpne(const uint64_t *s, int sgn) { (void)sgn; return s[0] != s[1]; }
+/* the 4 bytes of s[0] (unsigned) times those of s[1] (signed), summed: |sum| < 2^17 */
+static uint64_t alu_i_dot4(const uint64_t *s, int sgn) {
+  (void)sgn;
+  int64_t r = 0;
+  for (int k = 0; k < 4; k++) r += (int64_t)(s[0] >> 8 * k & 255) * (int8_t)(uint8_t)(s[1] >> 8 * k & 255);
+  return (uint64_t)r;
+}
 
 static uint64_t alu_i_cmplt(const uint64_t *s, int sgn) {
   return sgn ? alu_u2i(s[0]) < alu_u2i(s[1]) : s[0] < s[1];
@@ -513,6 +520,7 @@ static const alu_row alu_table[TKC_NOPS] = {
   [TKC_OP_XOR] = {2, 0, alu_i_xor, NULL},
   [TKC_OP_OR] = {2, 0, alu_i_or, NULL},
   [TKC_OP_AND] = {2, 0, alu_i_and, NULL},
+  [TKC_OP_DOT4] = {2, ALU_NOBOOL, alu_i_dot4, NULL},
   [TKC_OP_SHL] = {2, 0, alu_i_shl, NULL},
   [TKC_OP_SHR] = {2, 0, alu_i_shr, NULL},
   [TKC_OP_POW] = {2, 0, alu_i_pow, alu_f_pow},

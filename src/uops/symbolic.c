@@ -250,7 +250,7 @@ static bool float_only_op(tkc_op op) {
          op == TKC_OP_FDIV;
 }
 static bool int_only_op(tkc_op op) {
-  return op == TKC_OP_XOR || op == TKC_OP_OR || op == TKC_OP_AND || op == TKC_OP_SHL || op == TKC_OP_SHR;
+  return op == TKC_OP_XOR || op == TKC_OP_OR || op == TKC_OP_AND || op == TKC_OP_SHL || op == TKC_OP_SHR || op == TKC_OP_DOT4;
 }
 
 /* The arg of lane i of a CONST/VCONST (a CONST holds one value for every lane). */

@@ -78,7 +78,7 @@ _decl(i, [T], "ndim dtype_of kernel_count")
 _decl(i64, [T, i], "dim")
 _decl(i64, [T], "numel")
 # elementwise, reductions, movement, composites
-_decl(T, [T, T], "add sub mul div idiv mod maximum minimum pow lt le gt ge eq ne and or xor shl shr matmul atan2")
+_decl(T, [T, T], "add sub mul div idiv mod maximum minimum pow lt le gt ge eq ne and or xor shl shr matmul atan2 dot4")
 _decl(T, [T, T, T], "where lerp")
 _decl(T, [T], "neg abs recip sqrt exp exp2 log log2 sin cos tanh sigmoid relu contiguous floor ceil round trunc rsqrt "
               "square sign erf silu selu hardsigmoid hardswish mish tan asin acos atan sinh cosh isnan isinf isfinite "

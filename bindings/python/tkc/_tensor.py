@@ -611,7 +611,7 @@ class Tensor(NNOps):
 _UNARY = ("neg abs recip sqrt exp exp2 log log2 sin cos tanh sigmoid relu contiguous floor ceil round trunc rsqrt square sign erf "
           "silu selu hardsigmoid hardswish mish tan asin acos atan sinh cosh isnan isinf isfinite log1p expm1").split()
 # method name -> C op (and, or ... are Python keywords)
-_BINARY = {n: n for n in "add sub mul div idiv mod maximum minimum pow lt le gt ge eq ne matmul atan2".split()}
+_BINARY = {n: n for n in "add sub mul div idiv mod maximum minimum pow lt le gt ge eq ne matmul atan2 dot4".split()}
 _BINARY.update(bitwise_and="and", bitwise_or="or", bitwise_xor="xor", lshift="shl", rshift="shr")
 for _name in _UNARY:
     setattr(Tensor, _name, _unary(_name))
