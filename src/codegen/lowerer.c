@@ -239,8 +239,8 @@ static tkc_uop *combine_group(lower *L, tkc_op op, tkc_uop *partial, tkc_uop *id
  * A softmax's output loop reads exp(x - max) again, which its nested sum has just computed for every
  * element of the row: the nested loop stores each value into the output buffer (where the output
  * will be written, so nothing else is touched) and the output loop loads it back instead of
- * recomputing it, as onnxruntime's softmax does. The LOAD is marked (arg 1) so the linearizer
- * places it after the loop that stores it. Only when: the reduce is nested in the output (not in
+ * recomputing it, as onnxruntime's softmax does. The LOAD is marked TKC_LOAD_AFTER_STORES so the
+ * linearizer places it after the loop that stores it. Only when: the reduce is nested in the output (not in
  * another reduce), it reduces dims with a loop, its source is read outside it, costs a
  * transcendental or a division, and has the output's dtype, and the kernel reads nothing of the
  * output buffer (neither through its own parameter nor, in an assign, through another one). */
@@ -269,18 +269,29 @@ static bool reads_outside(const tkc_uop *u, const tkc_uop *x, const tkc_uop *r, 
   return found;
 }
 
-static bool nested_in_output(const lower *L, const tkc_uop *u, bool *loop) {
+/* The dims the REDUCE_AXIS u reduces, set in dims: -1 (error set) at a bad axis, 0 at a dim without
+ * elements (the reduce is its identity), else 1, *nested telling whether one of them is an output dim
+ * of the kernel too (the reduce then runs in loops of its own: lower_nested). */
+static int reduce_dims(const lower *L, const tkc_uop *u, bool *dims, bool *nested) {
   const tkc_arg *axes = &u->arg.v.t[1];
-  bool nested = false;
-  *loop = false;
+  *nested = false;
   for (uint32_t i = 0; i < axes->n; i++) {
     int64_t d = axes->v.t[i].v.i;
-    if (d < 0 || d >= L->ndim || L->ks->full[d] == 0) return false;
-    nested |= L->ks->full[d] > 1 && L->ks->full[d] == L->ks->out[d];
-    for (int a = 0; a < L->ks->naxes; a++)
-      *loop |= L->ks->ax[a].dim == d && (L->ks->ax[a].kind == TKC_AX_GLOBAL || L->ks->ax[a].kind == TKC_AX_REDUCE);
+    if (d < 0 || d >= L->ndim) return tkc_err(TKC_EINTERNAL, "lowerer: reduce axis %lld of a rank-%d kernel", (long long)d, L->ndim), -1;
+    if (L->ks->full[d] == 0) return 0;
+    dims[d] = true;
+    *nested |= L->ks->full[d] > 1 && L->ks->full[d] == L->ks->out[d];
   }
-  return nested;
+  return 1;
+}
+
+/* a reduce nested in the output's loops (lower_nested), reducing a dim that has a loop */
+static bool nested_in_output(const lower *L, const tkc_uop *u) {
+  bool dims[TKC_MAX_DIMS] = {false}, nested;
+  if (reduce_dims(L, u, dims, &nested) != 1 || !nested) return false;
+  for (int a = 0; a < L->ks->naxes; a++)
+    if (dims[L->ks->ax[a].dim] && (L->ks->ax[a].kind == TKC_AX_GLOBAL || L->ks->ax[a].kind == TKC_AX_REDUCE)) return true;
+  return false;
 }
 
 static void find_spills(lower *L, const tkc_uop *store, tkc_uop *const *order, size_t n) {
@@ -293,8 +304,8 @@ static void find_spills(lower *L, const tkc_uop *store, tkc_uop *const *order, s
     if (order[i]->op == TKC_OP_LOAD && order[i]->src[0] == store->src[0]) return;
   for (size_t i = 0; i < n && L->nspilled < (int)TKC_COUNTOF(L->spilled); i++) {
     tkc_uop *u = order[i];
-    bool loop, inner = false;
-    if (u->op != TKC_OP_REDUCE_AXIS || !nested_in_output(L, u, &loop) || !loop) continue;
+    bool inner = false;
+    if (u->op != TKC_OP_REDUCE_AXIS || !nested_in_output(L, u)) continue;
     tkc_uop *x = u->src[0];
     int budget = 12;
     if (!tkc_dt_eq(x->dtype, out) || !costly(x, &budget) || !reads_outside(store->src[2], x, u, false, &inner, 0) || inner) continue;
@@ -487,16 +498,11 @@ static tkc_uop *lower_reduce(lower *L, tkc_uop *u) {
   tkc_graph *g = L->g;
   const tkc_kshape *ks = L->ks;
   tkc_op op = (tkc_op)u->arg.v.t[0].v.i;
-  const tkc_arg *axes = &u->arg.v.t[1];
-  bool dims[TKC_MAX_DIMS] = {false}, nested = L->reducing > 0;
-  for (uint32_t i = 0; i < axes->n; i++) {
-    int64_t d = axes->v.t[i].v.i;
-    if (d < 0 || d >= L->ndim) return tkc_err_null(TKC_EINTERNAL, "lowerer: reduce axis %lld of a rank-%d kernel", (long long)d, L->ndim);
-    if (ks->full[d] == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
-    dims[d] = true;
-    nested |= ks->full[d] > 1 && ks->full[d] == ks->out[d];
-  }
-  if (nested) return lower_nested(L, u, op, dims);
+  bool dims[TKC_MAX_DIMS] = {false}, nested;
+  int has = reduce_dims(L, u, dims, &nested);
+  if (has < 0) return NULL;
+  if (has == 0) return identity_of(g, op, u->dtype); /* reducing nothing */
+  if (nested || L->reducing > 0) return lower_nested(L, u, op, dims);
   tkc_uop *acc_src[1 + TKC_MAX_AXES];
   int nr = 1;
   int64_t grouped = 1;

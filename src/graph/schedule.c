@@ -895,11 +895,16 @@ static bool reads_buffer(const tkc_lazy *in, const tkc_rbuf *target) {
   return in->kind == TKC_LZ_BUFFER ? in->rbuf == target : in->target == target;
 }
 
+/* whether one of the kernel's inputs holds target's buffer */
+static bool reads_target(const kernel *k, const tkc_rbuf *target) {
+  for (int i = 0; target && i < k->ninputs; i++)
+    if (reads_buffer(k->inputs[i], target)) return true;
+  return false;
+}
+
 static int reads_target_elsewhere(const kernel *k, const tkc_uop *sink, const tkc_rbuf *target) {
   const tkc_uop *store = sink->src[0], *out_view = store->src[1];
-  int reads = 0;
-  for (int i = 0; i < k->ninputs; i++) reads |= reads_buffer(k->inputs[i], target);
-  if (!reads) return 0;
+  if (!reads_target(k, target)) return 0;
   if (k->root->ctx->dev->impl->no_write_aliasing) return 1;
   size_t n = 0;
   tkc_uop **all = tkc_toposort(sink, &n);
@@ -977,9 +982,8 @@ static tkc_status schedule_node(tkc_schedule *s, tkc_lazy *n) {
   if (!st) {
     tkc_graph *g = s->g;
     tkc_uop *src[3] = {global_uop(g, 0, n->dtype), view_uop(g, &out_st, tkc_dt_of(TKC_VOID)), computed};
-    bool reads_output = false;
-    for (int i = 0; n->target && i < k.ninputs; i++) reads_output |= reads_buffer(k.inputs[i], n->target);
-    tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, reads_output ? tkc_arg_int(TKC_STORE_OUTPUT_READ) : tkc_arg_none());
+    tkc_arg store_arg = reads_target(&k, n->target) ? tkc_arg_int(TKC_STORE_OUTPUT_READ) : tkc_arg_none();
+    tkc_uop *store = tkc_uop_new(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 3, src, store_arg);
     tkc_arg shapes[2], so[TKC_MAX_DIMS], sf[TKC_MAX_DIMS], syo[TKC_MAX_DIMS][4], syf[TKC_MAX_DIMS][4];
     shape_arg(n->ctx, so, syo, ndim, shape, &shapes[0]);
     shape_arg(n->ctx, sf, syf, ndim, k.has_reduce ? k.full : shape, &shapes[1]);

@@ -658,16 +658,14 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
     while (lanes < (unsigned)cnt) lanes <<= 1;
     tkc_sbuf_printf(&o, "typedef %s %s%d __attribute__((aligned(%d),vector_size(%u)));\n", s == TKC_BOOL ? "unsigned char" : reg_name[s], vec_name[s], cnt,
                     (int)reg_size(s), lanes * (unsigned)reg_size(s));
-    if (c.need_dot4 && s == TKC_INT32 && (cnt == 4 || cnt == 8 || cnt == 16)) { /* vpdpbusd where the host has it */
-      const char *intr = cnt == 16 ? "defined(__AVX512VNNI__)" : "defined(__AVX512VNNI__) && defined(__AVX512VL__)";
-      const char *fn = cnt == 16 ? "_mm512_dpbusd_epi32(_mm512_setzero_si512()," : cnt == 8 ? "_mm256_dpbusd_epi32(_mm256_setzero_si256()," : "_mm_dpbusd_epi32(_mm_setzero_si128(),";
-      const char *vt = cnt == 16 ? "__m512i" : cnt == 8 ? "__m256i" : "__m128i";
-      tkc_sbuf_printf(&o, "static inline int%d tkc_dot4_int%d(int%d a, int%d b) {\n#if %s\n  return (int%d)%s(%s)a,(%s)b);\n#else\n"
-                          "  int%d r;\n  for (int i = 0; i < %d; i++) r[i] = tkc_dot4(a[i], b[i]);\n  return r;\n#endif\n}\n",
-                      cnt, cnt, cnt, cnt, intr, cnt, fn, vt, vt, cnt, cnt);
-    } else if (c.need_dot4 && s == TKC_INT32) {
-      tkc_sbuf_printf(&o, "static inline int%d tkc_dot4_int%d(int%d a, int%d b) {\n  int%d r;\n  for (int i = 0; i < %d; i++) r[i] = tkc_dot4(a[i], b[i]);\n  return r;\n}\n",
-                      cnt, cnt, cnt, cnt, cnt, cnt);
+    if (c.need_dot4 && s == TKC_INT32) { /* lane by lane, or one vpdpbusd where the host has it */
+      bool vnni = cnt == 4 || cnt == 8 || cnt == 16;
+      const char *bits = cnt == 16 ? "512" : cnt == 8 ? "256" : "", *vt = cnt == 16 ? "__m512i" : cnt == 8 ? "__m256i" : "__m128i";
+      tkc_sbuf_printf(&o, "static inline int%d tkc_dot4_int%d(int%d a, int%d b) {\n", cnt, cnt, cnt, cnt);
+      if (vnni)
+        tkc_sbuf_printf(&o, "#if defined(__AVX512VNNI__)%s\n  return (int%d)_mm%s_dpbusd_epi32(_mm%s_setzero_si%s(),(%s)a,(%s)b);\n#else\n",
+                        cnt == 16 ? "" : " && defined(__AVX512VL__)", cnt, bits, bits, cnt == 4 ? "128" : bits, vt, vt);
+      tkc_sbuf_printf(&o, "  int%d r;\n  for (int i = 0; i < %d; i++) r[i] = tkc_dot4(a[i], b[i]);\n  return r;\n%s}\n", cnt, cnt, vnni ? "#endif\n" : "");
     }
     if (c.vecs[k].fma) { /* one fused multiply-add per lane, as one vector FMA: clang contracts a*b+c
                             (exactly one rounding where the target has FMA), else fma per lane */
