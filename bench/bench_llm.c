@@ -12,7 +12,8 @@
  *                                     decode step at positions N_PREFILL.. (the first step captures; then
  *                                     RUNS timed passes of N_DECODE steps). One JSON object on stdout:
  *                                     the best run's tokens/s of each. LOGITS.bin: the prefill's last
- *                                     logits (float32), for a comparison with the peer.
+ *                                     logits (float32), for a comparison with the peer. BENCH_LLM_INT8=1:
+ *                                     Q4_0 / Q8_0 products in int8 (llama_model_set_int8).
  *   bench_llm --bandwidth MIB THREADS  the memory's read bandwidth: THREADS threads summing their part
  *                                     of a MIB MiB array (best of 5), and a copy's; one JSON object.
  *
@@ -106,6 +107,8 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
   llama_model *m = llama_model_load(ctx, path, n_prefill + n_decode);
   if (!m) return fprintf(stderr, "bench_llm: %s\n", llama_last_error()), tkc_ctx_free(ctx), 1;
   t_load = now() - t_load;
+  const int int8 = getenv("BENCH_LLM_INT8") && *getenv("BENCH_LLM_INT8") == '1'; /* Q4_0 / Q8_0 products in int8 */
+  llama_model_set_int8(m, int8);
   const llama_hparams *hp = llama_model_hparams(m);
   int32_t *ids = malloc((size_t)(n_prefill + n_decode) * sizeof *ids);
   float *logits = malloc((size_t)hp->n_vocab * sizeof *logits);
@@ -147,10 +150,10 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
     if (t < best_decode) best_decode = t;
   }
   if (!status)
-    printf("{\"bench\": \"llm_tkc\", \"device\": \"%s\", \"weight_type\": %d, \"n_prefill\": %d, \"n_decode\": %d, \"runs\": %d, \"load_s\": %.3f, "
+    printf("{\"bench\": \"llm_tkc\", \"device\": \"%s\", \"int8\": %d, \"weight_type\": %d, \"n_prefill\": %d, \"n_decode\": %d, \"runs\": %d, \"load_s\": %.3f, "
            "\"prefill_cold_s\": %.3f, \"prefill_s\": %.4f, \"prefill_tok_s\": %.2f, \"decode_capture_s\": %.3f, \"decode_s\": %.4f, \"decode_tok_s\": %.2f, "
            "\"decode_kernels\": %d}\n",
-           tkc_ctx_device(ctx), llama_model_weight_type(m), n_prefill, n_decode, runs, t_load, cold_prefill, best_prefill, n_prefill / best_prefill, capture,
+           tkc_ctx_device(ctx), int8, llama_model_weight_type(m), n_prefill, n_decode, runs, t_load, cold_prefill, best_prefill, n_prefill / best_prefill, capture,
            best_decode, n_decode / best_decode, llama_decode_kernels(m));
   fflush(stdout);
   free(ids), free(logits);

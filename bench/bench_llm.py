@@ -123,6 +123,15 @@ def prompt_ids(n, n_vocab):
     return out
 
 
+def modes_of(kind, args):
+    """tkc's float products, and for Q4_0 / Q8_0 also its int8 ones (llama.cpp's scheme) unless --no-int8"""
+    return ["float"] + (["int8"] if kind in ("Q4_0", "Q8_0") and not args.no_int8 else [])
+
+
+def mode_env(mode):
+    return dict(os.environ, BENCH_LLM_INT8="1") if mode == "int8" else None
+
+
 def run_tkc(driver, path, device, args, logits_path, env=None):
     cmd = [driver, path, device, str(args.prefill), str(args.decode), str(args.runs), logits_path]
     env = dict(env or os.environ, TKC_CPU_THREADS=str(args.threads))
@@ -167,9 +176,9 @@ def run_peer(path, args):
 LAUNCH = re.compile(r"^\*\*\* \S+\s+(\S+)\s.*\btm\s+([0-9.]+)us")
 
 
-def profile(driver, path, device, args, tmp):
+def profile(driver, path, device, args, tmp, base_env=None):
     """one decode pass per type with TKC_DEBUG=1: the kernels' time by name over the timed steps"""
-    env = dict(os.environ, TKC_DEBUG="1", BENCH_LLM_MARK="1")
+    env = dict(base_env or os.environ, TKC_DEBUG="1", BENCH_LLM_MARK="1")
     one = argparse.Namespace(**dict(vars(args), runs=1))
     row, err = run_tkc(driver, path, device, one, os.path.join(tmp, "logits.bin"), env)
     if row is None:
@@ -205,6 +214,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="tkc's and llama.cpp's threads (and the bandwidth measurement's)")
     ap.add_argument("--cache", default=os.environ.get("TKC_BENCH_LLM_DIR", os.path.join(tempfile.gettempdir(), "tkc-bench-llm")))
     ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--no-int8", action="store_true", help="only the float products (no int8 rows for Q4_0 / Q8_0)")
     ap.add_argument("--tiny", action="store_true", help="2 layers of 256, vocabulary 1000: a quick check of the wiring")
     args = ap.parse_args()
     if args.tiny:
@@ -239,16 +249,16 @@ def main():
                     log("   llama.cpp: prefill %.1f tok/s, decode %.2f tok/s" % (pp, pd))
                 except Exception as e:  # a file llama.cpp refuses: say so, keep tkc's numbers
                     log("   llama.cpp failed on %s: %s" % (kind, e))
-            for device in args.devices.split(","):
+            for device, mode in [(d, m) for d in args.devices.split(",") for m in modes_of(kind, args)]:
                 logits_path = os.path.join(tmp, "logits.bin")
-                row, _ = run_tkc(args.driver, path, device, args, logits_path)
+                row, _ = run_tkc(args.driver, path, device, args, logits_path, mode_env(mode))
                 if row is None:
                     failed += 1
                     continue
                 dev = row["device"]
-                log("   tkc %s: prefill %.1f tok/s (first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
-                    (dev, row["prefill_tok_s"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
-                common = {"type": kind, "device": dev, "threads": args.threads, "peer": peer}
+                log("   tkc %s%s: prefill %.1f tok/s (first run %.1f s), decode %.2f tok/s (capture %.1f s, %d kernels per step)" %
+                    (dev, " int8" if mode == "int8" else "", row["prefill_tok_s"], row["prefill_cold_s"], row["decode_tok_s"], row["decode_capture_s"], row["decode_kernels"]))
+                common = {"type": kind, "device": dev, "mode": mode, "threads": args.threads, "peer": peer}
                 emit(dict(bench="llm", phase="prefill", n=args.prefill, tkc_tok_s=row["prefill_tok_s"], peer_tok_s=round(pp, 2) if pp else None,
                           ratio=round(row["prefill_tok_s"] / pp, 3) if pp else None, tkc_first_run_s=row["prefill_cold_s"], **common))
                 gb = wbytes * 1e-9
@@ -262,12 +272,12 @@ def main():
                     mine = np.fromfile(logits_path, dtype=np.float32)
                     diff = float(np.abs(mine - plog).max() / max(1e-9, np.abs(plog).max()))
                     same = int(np.argmax(mine)) == int(np.argmax(plog))
-                    emit(dict(bench="llm_logits", type=kind, device=dev, max_rel_diff=round(diff, 5), same_argmax=same))
+                    emit(dict(bench="llm_logits", type=kind, device=dev, mode=mode, max_rel_diff=round(diff, 5), same_argmax=same))
                     log("   last prefill logits: tkc against llama.cpp within %.2g of the largest, argmax %s" % (diff, "equal" if same else "DIFFERENT"))
                 if args.profile:
-                    prof = profile(args.driver, path, device, args, tmp)
+                    prof = profile(args.driver, path, device, args, tmp, mode_env(mode))
                     if prof:
-                        emit(dict(bench="llm_profile", type=kind, device=dev, **prof))
+                        emit(dict(bench="llm_profile", type=kind, device=dev, mode=mode, **prof))
                         for ph in ("prefill", "decode"):
                             p = prof[ph]
                             log("   profile %s (per %s): wall %.2f ms, in kernels %.2f ms, %d launches; top: %s" %

@@ -352,6 +352,10 @@ TKC_API tkc_status tkc_copy_in(tkc_tensor *t, const void *src, size_t nbytes);
 TKC_API tkc_status tkc_scope_begin(tkc_ctx *ctx);
 TKC_API tkc_status tkc_scope_end(tkc_ctx *ctx);
 TKC_API tkc_tensor *tkc_keep(tkc_tensor *t);
+/* Moves t out of every scope (a cache made inside a caller's scope: only tkc_tensor_free or
+ * tkc_ctx_free free it then) and returns it; t in no scope is returned as it is. NULL + error for a
+ * NULL or freed t. */
+TKC_API tkc_tensor *tkc_unscope(tkc_tensor *t);
 /* Frees the built kernels and compiled code that no ctx is using right now. They are kept,
  * process-wide, so that a graph seen again (in any ctx) is not rebuilt; up to 4096 kernels. The
  * disk cache is not touched. */

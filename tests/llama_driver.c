@@ -8,7 +8,8 @@
  * step (llama_decode), the first from the prefill's last logits. OUT.bin, little-endian:
  *   int32 n_ids, int32 n_vocab, float32 logits[n_ids][n_vocab]          (every prefill position)
  *   N_DECODE times: int32 token fed, float32 logits[n_vocab]            (the step's output)
- * and int32 decode kernels at the end. Exit 0, 77 when DEVICE does not run here, or 1 with the reason
+ * and int32 decode kernels at the end. LLAMA_DRIVER_INT8=1: one-token products with Q4_0 / Q8_0
+ * weights in int8 (llama_model_set_int8). Exit 0, 77 when DEVICE does not run here, or 1 with the reason
  * on stderr. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -37,6 +38,8 @@ int main(int argc, char **argv) {
   if (!ctx) return fprintf(stderr, "llama_driver: %s\n", tkc_last_error()), 1;
   llama_model *m = llama_model_load(ctx, argv[1], 0);
   if (!m) return fprintf(stderr, "llama_driver: %s\n", llama_last_error()), tkc_ctx_free(ctx), 1;
+  const char *int8 = getenv("LLAMA_DRIVER_INT8");
+  llama_model_set_int8(m, int8 && *int8 == '1');
   const int64_t nv = llama_model_hparams(m)->n_vocab;
   float *logits = malloc((size_t)n * (size_t)nv * sizeof *logits);
   FILE *f = fopen(argv[6], "wb");

@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -576,23 +577,28 @@ static void test_gguf_load(void **state) {
 }
 
 /* Q8_0: blocks of an f16 scale and 32 int8 values, kept packed; the dequantized values are d * q */
-static void test_gguf_quant(void **state) {
-  (void)state;
-  buf b = {0};
-  gguf_header(&b, 3, 1, 0);
-  tensor_info(&b, "q", 2, (const uint64_t[]){64, 2}, 8, 0);
-  pad_to(&b, 32);
-  float want[128];
+/* a GGUF file of one Q8_0 tensor "q", numpy shape (2, 64); want: its values */
+static void q8_file(buf *b, float *want) {
+  gguf_header(b, 3, 1, 0);
+  tensor_info(b, "q", 2, (const uint64_t[]){64, 2}, 8, 0);
+  pad_to(b, 32);
   for (int blk = 0; blk < 4; blk++) {
     float d = 0.5f * (float)(blk + 1);
     uint16_t h = f16_of(d);
-    put(&b, &h, 2);
+    put(b, &h, 2);
     for (int j = 0; j < 32; j++) {
       int8_t q = (int8_t)(j * 7 - 100 + blk);
-      put_u8(&b, (uint8_t)q);
+      put_u8(b, (uint8_t)q);
       want[blk * 32 + j] = d * q;
     }
   }
+}
+
+static void test_gguf_quant(void **state) {
+  (void)state;
+  buf b = {0};
+  float want[128];
+  q8_file(&b, want);
   tkc_state *st = tkc_gguf_load(ctx, write_file("q.gguf", b.p, b.n));
   if (!st) fail_msg("%s", tkc_last_error());
   assert_int_equal(tkc_gguf_tensor_type(st, "q"), 8);
@@ -615,6 +621,96 @@ static void test_gguf_quant(void **state) {
       if (got[k] != want[k]) fail_msg("q[%d] = %g, want %g", k, got[k], want[k]);
     tkc_tensor_free(t);
   }
+  tkc_state_free(st);
+  free(b.p);
+}
+
+/* tkc_state_matmul(s): x @ q^T in float and through the int8 path (x quantized per 32: within the
+ * quantization's bound of the float product), the batch form, and every refusal */
+static void test_state_matmul(void **state) {
+  (void)state;
+  buf b = {0};
+  float wv[128], xv[3 * 64], y[6], y8[6], yq[6];
+  q8_file(&b, wv);
+  tkc_state *st = tkc_gguf_load(ctx, write_file("mm.gguf", b.p, b.n));
+  if (!st) fail_msg("%s", tkc_last_error());
+  for (int i = 0; i < 3 * 64; i++) xv[i] = (float)((i * 37) % 101 - 50) / 25.0f;
+  tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){3, 64}, xv);
+  tkc_tensor *yf = tkc_state_matmul(st, "q", x, 0), *yi = tkc_state_matmul(st, "q", x, TKC_MATMUL_INT8);
+  if (!yf || !yi) fail_msg("%s", tkc_last_error());
+  assert_int_equal(tkc_ndim(yi), 2);
+  assert_int_equal(tkc_dim(yi, 1), 2);
+  assert_int_equal(tkc_copy_out(yf, y, sizeof y), TKC_OK);
+  assert_int_equal(tkc_copy_out(yi, y8, sizeof y8), TKC_OK);
+  for (int r = 0; r < 3; r++)
+    for (int c = 0; c < 2; c++) {
+      double exact = 0, bound = 0;
+      for (int blk = 0; blk < 2; blk++) {
+        float amax = 0;
+        double wabs = 0;
+        for (int j = 0; j < 32; j++) {
+          amax = fabsf(xv[r * 64 + blk * 32 + j]) > amax ? fabsf(xv[r * 64 + blk * 32 + j]) : amax;
+          wabs += fabs(wv[c * 64 + blk * 32 + j]);
+        }
+        bound += wabs * amax / 254.0;
+      }
+      for (int j = 0; j < 64; j++) exact += (double)xv[r * 64 + j] * wv[c * 64 + j];
+      if (fabs(y[r * 2 + c] - exact) > 1e-4 * fabs(exact) + 1e-4) fail_msg("float [%d,%d] = %g, want %g", r, c, y[r * 2 + c], exact);
+      if (fabs(y8[r * 2 + c] - exact) > bound * 1.001 + 1e-4) fail_msg("int8 [%d,%d] = %g, want %g within %g", r, c, y8[r * 2 + c], exact, bound);
+    }
+  /* the batch form: the same values */
+  const char *names[2] = {"q", "q"};
+  tkc_tensor *out[2];
+  assert_int_equal(tkc_state_matmuls(st, 2, names, x, TKC_MATMUL_INT8, out), TKC_OK);
+  assert_int_equal(tkc_copy_out(out[1], yq, sizeof yq), TKC_OK);
+  assert_memory_equal(yq, y8, sizeof yq);
+  tkc_tensor_free(out[0]), tkc_tensor_free(out[1]);
+  /* refusals */
+  tkc_tensor *x3 = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (const int64_t[]){3, 63}, NULL), *xi = tkc_tensor_new(ctx, TKC_INT32, 2, (const int64_t[]){1, 64}, NULL);
+  tkc_ctx *other = tkc_ctx_new("CPU");
+  tkc_tensor *xo = tkc_tensor_new(other, TKC_FLOAT32, 2, (const int64_t[]){1, 64}, NULL);
+  assert_null(tkc_state_matmul(st, "nope", x, 0));
+  expect_err(TKC_EINVAL, "no tensor named 'nope'", NULL);
+  assert_null(tkc_state_matmul(NULL, "q", x, 0));
+  expect_err(TKC_EINVAL, "NULL state", NULL);
+  assert_null(tkc_state_matmul(st, NULL, x, 0));
+  expect_err(TKC_EINVAL, "NULL name", NULL);
+  tkc_clear_error();
+  assert_null(tkc_state_matmul(st, "q", NULL, 0));
+  expect_err(TKC_EINVAL, NULL, NULL);
+  assert_null(tkc_state_matmul(st, "q", x3, TKC_MATMUL_INT8));
+  expect_err(TKC_ESHAPE, "last dim is 63", NULL);
+  assert_null(tkc_state_matmul(st, "q", xi, TKC_MATMUL_INT8));
+  expect_err(TKC_EDTYPE, "int32", NULL);
+  assert_null(tkc_state_matmul(st, "q", x, 4));
+  expect_err(TKC_EINVAL, "unknown flags", NULL);
+  assert_null(tkc_state_matmul(st, "q", xo, 0));
+  expect_err(TKC_EINVAL, "another ctx", NULL);
+  assert_int_equal(tkc_state_matmuls(st, 0, names, x, 0, out), TKC_EINVAL);
+  assert_int_equal(tkc_state_matmuls(st, 2, (const char *const[]){"q", "nope"}, x, 0, out), TKC_EINVAL);
+  assert_null(out[0]);
+  tkc_tensor_free(xo);
+  tkc_ctx_free(other);
+  /* a plain float weight ignores the int8 flag; a 1-d one is refused */
+  buf b2 = {0};
+  gguf_valid(&b2, 3);
+  tkc_state *st2 = tkc_gguf_load(ctx, write_file("mm2.gguf", b2.p, b2.n));
+  if (!st2) fail_msg("%s", tkc_last_error());
+  const float x1v[3] = {1, 2, -1};
+  float yw[2];
+  tkc_tensor *x1 = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){3}, x1v), *x4 = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, NULL);
+  tkc_tensor *yw_t = tkc_state_matmul(st2, "w", x1, TKC_MATMUL_INT8);
+  if (!yw_t) fail_msg("%s", tkc_last_error());
+  assert_int_equal(tkc_copy_out(yw_t, yw, sizeof yw), TKC_OK);
+  for (int c = 0; c < 2; c++)
+    if (yw[c] != G_W[3 * c] * 1 + G_W[3 * c + 1] * 2 - G_W[3 * c + 2]) fail_msg("x @ w^T [%d] = %g", c, yw[c]);
+  assert_null(tkc_state_matmul(st2, "h", x4, 0));
+  expect_err(TKC_ESHAPE, "'h' has 1 dims", NULL);
+  tkc_tensor_free(x1), tkc_tensor_free(x4), tkc_tensor_free(yw_t);
+  tkc_state_free(st2);
+  free(b2.p);
+  tkc_tensor *ts[] = {x, yf, yi, x3, xi};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
   tkc_state_free(st);
   free(b.p);
 }
@@ -784,7 +880,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_safetensors_load), cmocka_unit_test(test_safetensors_fp8), cmocka_unit_test(test_state_tensor_of_another_ctx),
       cmocka_unit_test(test_safetensors_save), cmocka_unit_test(test_safetensors_bad),
-      cmocka_unit_test(test_gguf_load),        cmocka_unit_test(test_gguf_quant),
+      cmocka_unit_test(test_gguf_load),        cmocka_unit_test(test_gguf_quant), cmocka_unit_test(test_state_matmul),
       cmocka_unit_test(test_gguf_bad),
   };
   return cmocka_run_group_tests(tests, setup, teardown);

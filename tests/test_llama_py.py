@@ -177,9 +177,9 @@ def reference_logits(W, hp, tokens):
 
 # ---------------------------------------------------------------- tkc through the driver
 
-def run_driver(driver, path, device, chunk, out):
+def run_driver(driver, path, device, chunk, out, env=None):
     r = subprocess.run([driver, path, device, ",".join(map(str, PROMPT)), str(chunk), str(N_DECODE), out], capture_output=True, text=True,
-                       timeout=600)
+                       timeout=600, env=env)
     if r.returncode == 77:
         return None
     if not check(r.returncode == 0, "%s on %s: llama_driver exited %d: %s" % (path, device, r.returncode, r.stderr.strip())):
@@ -198,17 +198,18 @@ def run_driver(driver, path, device, chunk, out):
     return prefill, fed, np.array(steps), kernels
 
 
-def compare(what, prefill, fed, steps, W, hp):
-    """tkc's prefill and decode logits against the reference over the same tokens; greedy tokens equal"""
+def compare(what, prefill, fed, steps, W, hp, tol=TOL, greedy=True):
+    """tkc's prefill and decode logits against the reference over the same tokens (within tol of the
+    largest); greedy tokens equal when asked"""
     ref = reference_logits(W, hp, PROMPT + fed)
     scale = max(1.0, float(np.abs(ref).max()))
     n = len(PROMPT)
     err_p = float(np.abs(prefill - ref[:n]).max()) / scale
     err_d = float(np.abs(steps - ref[n:]).max()) / scale
-    ok = check(err_p < TOL, "%s: prefill logits off by %.3g of the largest" % (what, err_p))
-    ok &= check(err_d < TOL, "%s: decode logits off by %.3g of the largest" % (what, err_d))
+    ok = check(err_p < tol, "%s: prefill logits off by %.3g of the largest" % (what, err_p))
+    ok &= check(err_d < tol, "%s: decode logits off by %.3g of the largest" % (what, err_d))
     want = [int(np.argmax(ref[n - 1 + j])) for j in range(N_DECODE)]
-    if not check(fed == want, "%s: greedy tokens %s, the reference's %s" % (what, fed, want)):
+    if greedy and not check(fed == want, "%s: greedy tokens %s, the reference's %s" % (what, fed, want)):
         j = next(j for j in range(N_DECODE) if fed[j] != want[j])
         top = np.sort(ref[n - 1 + j])[-2:]
         print("  first difference at step %d; the reference's top two logits there: %s" % (j, top))
@@ -260,6 +261,29 @@ def example_main(program):
     return 1 if failures else 0
 
 
+TOL_INT8 = 3e-2  # of the largest |logit|: the decode step's inputs quantized to int8 per 32 values
+
+
+def run_int8(driver, tmp, path, W, hp, label):
+    """the decode step in int8 (Q4_0 / Q8_0 products with x quantized per 32, as llama.cpp) on the host
+    devices: its logits within the quantization's error of the float reference, over the tokens it
+    fed (greedy tokens may part from the reference's where two logits are that close)"""
+    ran = 0
+    for device in [d for d in DEVICES if d in ("CPU", "LLVM")]:
+        got = run_driver(driver, path, device, len(PROMPT), os.path.join(tmp, "out.bin"), dict(os.environ, LLAMA_DRIVER_INT8="1"))
+        if got is None:
+            continue
+        prefill, fed, steps, kernels = got
+        what = "%s int8 on %s" % (label, device)
+        ok, err = compare(what, prefill, fed, steps, W, hp, TOL_INT8, greedy=False)
+        ref = reference_logits(W, hp, PROMPT + fed)
+        same = sum(int(np.argmax(ref[len(PROMPT) - 1 + j])) == fed[j] for j in range(N_DECODE))
+        print("%s %s: logits within %.2g of the largest, %d of %d greedy tokens the reference's, %d kernels per decode step" %
+              ("ok  " if ok else "FAIL", what, err, same, N_DECODE, kernels))
+        ran += 1
+    return ran
+
+
 def run_file(driver, tmp, path, W, hp, label, on_interp, chunks):
     """the driver on path on every device against the reference of W; returns the runs made"""
     ran = 0
@@ -293,6 +317,8 @@ def main():
             W = write_model(path, hp, qt, rng, tied)
             chunks = [len(PROMPT)] + ([3] if qt == Q.F32 else [])  # F32: the prompt also in pieces (prefill at pos > 0)
             ran += run_file(driver, tmp, path, W, hp, qt.name + (" tied" if tied else ""), qt in INTERP_TYPES, chunks)
+            if qt in (Q.Q4_0, Q.Q8_0):
+                ran += run_int8(driver, tmp, path, W, hp, qt.name + (" tied" if tied else ""))
         # K-quant files as llama.cpp writes them: an F32 file through its quantizer
         if llama_cpp is None:
             print("skipped: the K-quant files of llama.cpp's quantizer (llama-cpp-python is not importable: %s)" % LLAMA_CPP_MISSING)

@@ -95,6 +95,24 @@ def check_model(qt, hp, tied, device, path, W, driver, tmp):
               ("ok  " if ok else "FAIL", what, ref.N_DECODE, err, kernels, "" if c is None else ", as the C decoder (logits within %.2g)" % d))
 
 
+def check_int8(qt, path, W, driver, tmp):
+    """Llama.load(int8=True): the decode step's products in int8, logits within ref.TOL_INT8 of the
+    float reference, the same ids and logits as the C decoder in int8 (llama_driver, LLAMA_DRIVER_INT8)"""
+    what = "%s int8 on CPU" % qt.name
+    with tkc.llm.Llama.load(path, device="CPU", int8=True) as m:
+        prefill, fed, steps = greedy_run(m)
+        before = ref.failures
+        ok, err = ref.compare(what, prefill, fed, steps, W, ref.SMALL, ref.TOL_INT8, greedy=False)
+        ok &= ref.failures == before
+    c = ref.run_driver(driver, path, "CPU", len(ref.PROMPT), os.path.join(tmp, "out.bin"), dict(os.environ, LLAMA_DRIVER_INT8="1"))
+    if c is not None:
+        c_prefill, c_fed, c_steps, _ = c
+        d = float(np.abs(steps - c_steps).max()) / max(1.0, float(np.abs(c_prefill).max()))
+        ok &= check(c_fed == fed, "%s: greedy ids %s, the C decoder's %s" % (what, fed, c_fed))
+        ok &= check(d < SAME_AS_C, "%s: logits differ from the C decoder's by %.3g of the largest" % (what, d))
+    print("%s %s: logits within %.2g of the float reference%s" % ("ok  " if ok else "FAIL", what, err, "" if c is None else ", as the C decoder"))
+
+
 def check_sampling(path, example):
     with tkc.llm.Llama.load(path, device="CPU") as m:
         opts = dict(temp=0.8, top_k=40, top_p=0.9)
@@ -215,6 +233,8 @@ def main():
                 check_model(qt, hp, tied, device, path, files[qt][1], driver, tmp)
         path = files[Q.Q4_0][0]
         if "CPU" in DEVICES:
+            for qt in (Q.Q4_0, Q.Q8_0):
+                check_int8(qt, files[qt][0], files[qt][1], driver, tmp)
             check_sampling(path, example)
             vocab = os.path.join(tmp, "llama-vocab.gguf")
             ref.write_model(vocab, ref.SMALL, Q.F32, rng, vocab=True)

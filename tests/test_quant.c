@@ -7,7 +7,11 @@
  *    unknown type, NULL, bad shapes;
  *  - a quantized matvec (1 x K . K x N) and matmul (M = 8) with the dequantization fused into it,
  *    against the same product of the dequantized weights realized first (float tolerance); the fused
- *    product must be one kernel over the packed bytes (the dequantization is not a kernel of its own). */
+ *    product must be one kernel over the packed bytes (the dequantization is not a kernel of its own);
+ *  - the int8 path of Q4_0 / Q8_0 (weights repacked, x quantized to int8 per 32, tkc_dot4): against a
+ *    C reference of the same scheme (llama.cpp's ggml_vec_dot_q4_0_q8_0 / q8_0_q8_0) and within the
+ *    quantization's bound of the float product, rows of 1 to 3 groupings of blocks, x with 1 and 3
+ *    dims, on every device; its refusals; rendered for PTX (dp4a). */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
@@ -376,6 +380,130 @@ static void test_fused_matmul(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- the int8 path */
+
+/* the reference: x quantized per 32 as tkc_quant_int8_input does (float32 ops: d = amax / 127, q =
+ * round-half-even(x * (1 / d))), integer block dots with the weights' quants, scaled per block */
+static void ref_int8_matmul(int type, const uint8_t *wq, const float *x, int64_t m, int64_t n, int64_t k, double *y, double *bound) {
+  const tkc_quant_format *f = tkc_quant_format_of(type);
+  int64_t nb = k / 32;
+  float *wv = malloc((size_t)(n * k) * 4);
+  ref_dequantize(type, wq, n * k, wv);
+  for (int64_t r = 0; r < m; r++)
+    for (int64_t c = 0; c < n; c++) {
+      double acc = 0, err = 0;
+      for (int64_t b = 0; b < nb; b++) {
+        const float *xb = x + r * k + b * 32;
+        float amax = 0;
+        for (int i = 0; i < 32; i++) amax = fabsf(xb[i]) > amax ? fabsf(xb[i]) : amax;
+        float d = amax / 127.0f, id = amax > 0 ? 1.0f / d : 0.0f;
+        const uint8_t *blk = wq + (c * nb + b) * f->block_bytes;
+        float dw = ref_h(blk);
+        int32_t isum = 0;
+        double wabs = 0;
+        for (int i = 0; i < 32; i++) {
+          int32_t q = (int32_t)nearbyintf(xb[i] * id), w;
+          if (type == TKC_GGML_Q8_0) w = (int8_t)blk[2 + i];
+          else w = (int32_t)(i < 16 ? blk[2 + i] & 15 : blk[2 + i - 16] >> 4) - 8;
+          isum += q * w;
+          wabs += fabs((double)wv[c * k + b * 32 + i]);
+        }
+        acc += (double)isum * d * dw;
+        err += wabs * d * 0.5; /* each x differs from its quantized value by at most d / 2 */
+      }
+      y[r * n + c] = acc, bound[r * n + c] = err;
+    }
+  free(wv);
+}
+
+static void check_int8(tkc_ctx *ctx, const char *dev, int type, int xnd, int64_t m, int64_t n, int64_t k) {
+  const tkc_quant_format *f = tkc_quant_format_of(type);
+  int64_t wshape[] = {n, k};
+  uint8_t *data;
+  tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
+  float *xv = malloc((size_t)(m * k) * 4), *got = malloc((size_t)(m * n) * 4), *fl = malloc((size_t)(m * n) * 4);
+  double *want = malloc((size_t)(m * n) * 8), *bound = malloc((size_t)(m * n) * 8);
+  for (int64_t i = 0; i < m * k; i++) xv[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
+  if (m * k > 40) xv[40] = 0.0f, memset(xv + 32, 0, 32 * 4); /* an all-zero block of x: d = 0 */
+  ref_int8_matmul(type, data, xv, m, n, k, want, bound);
+  int64_t x3[] = {m, 1, k};
+  tkc_tensor *x = xnd == 3 ? tkc_tensor_new(ctx, TKC_FLOAT32, 3, x3, xv) : tkc_tensor_new(ctx, TKC_FLOAT32, 2, (int64_t[]){m, k}, xv);
+  TR_EXPECT(tkc_quant_int8_repack(packed, type, n, k, w) == TKC_OK, "%s %s: repack: %s", dev, f->name, tkc_last_error());
+  tkc_quant_int8_x xq;
+  TR_EXPECT(tkc_quant_int8_input(x, k, &xq) == TKC_OK, "%s %s: quantize x: %s", dev, f->name, tkc_last_error());
+  tkc_tensor *y = tkc_quant_int8_matmul(&xq, w, type);
+  TR_EXPECT(y && tkc_numel(y) == m * n && tkc_ndim(y) == xnd, "%s %s (%lld, %lld . %lld): the product: %s", dev, f->name, (long long)m, (long long)k,
+            (long long)n, tkc_last_error());
+  TR_EXPECT(!y || tkc_copy_out(y, got, (size_t)(m * n) * 4) == TKC_OK, "%s %s: copy_out: %s", dev, f->name, tkc_last_error());
+  /* the float product of the dequantized weights */
+  tkc_tensor *wf = tkc_quant_dequantize(packed, type, 2, wshape), *wt = tkc_transpose(wf, 0, 1), *x2 = tkc_reshape(x, 2, (int64_t[]){m, k});
+  tkc_tensor *yf = tkc_matmul(x2, wt);
+  TR_EXPECT(tkc_copy_out(yf, fl, (size_t)(m * n) * 4) == TKC_OK, "%s %s: float product", dev, f->name);
+  int bad = 0;
+  for (int64_t i = 0; y && i < m * n && bad < 3; i++) {
+    double mag = 0;
+    for (int64_t j = 0; j < k; j++) mag += fabs((double)xv[(i / n) * k + j]);
+    double tol = 1e-5 * (bound[i] * 254 + 1e-3), near = bound[i] * 1.001 + 1e-5 * mag;
+    if (!(fabs(got[i] - want[i]) <= tol) || !(fabs(got[i] - fl[i]) <= near)) {
+      tr_problem("%s %s (%lld x %lld . %lld x %lld, x %d-d) [%lld]: int8 %.9g, reference %.9g (tolerance %.3g), float product %.9g (bound %.3g)", dev,
+                 f->name, (long long)m, (long long)k, (long long)k, (long long)n, xnd, (long long)i, got[i], want[i], tol, fl[i], near);
+      bad++;
+    }
+  }
+  tkc_tensor *ts[] = {packed, x, w[0], w[1], y, wf, wt, x2, yf};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
+  tkc_quant_int8_x_free(&xq);
+  free(data), free(xv), free(got), free(fl), free(want), free(bound);
+}
+
+static void test_int8_matmul(void **state) {
+  (void)state;
+  tr_begin();
+  FOR_EACH_DEVICE(dev, ctx) {
+    int interp = !strcmp(dev, "INTERP");
+    const int types[2] = {TKC_GGML_Q4_0, TKC_GGML_Q8_0};
+    for (int t = 0; t < 2; t++) {
+      check_int8(ctx, dev, types[t], 2, 1, interp ? 8 : 64, 512); /* 16 blocks a row: groups of 16 */
+      check_int8(ctx, dev, types[t], 2, 2, 16, 768);              /* 24: groups of 8 */
+      check_int8(ctx, dev, types[t], 3, 3, 8, 96);                /* 3: groups of 1; x (3, 1, 96) */
+    }
+  }
+  TR_END();
+}
+
+static void test_int8_refusals(void **state) {
+  (void)state;
+  tkc_ctx *ctx = tkc_ctx_new("CPU");
+  assert_non_null(ctx);
+  uint8_t *data;
+  int64_t shape[] = {4, 64};
+  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[2] = {NULL, NULL}, *v[2] = {NULL, NULL};
+  tkc_tensor *q41 = packed_tensor(ctx, TKC_GGML_Q4_1, 2, shape, 1, &data + 0);
+  free(data);
+  assert_int_equal(tkc_quant_has_int8(TKC_GGML_Q4_1), 0);
+  assert_int_equal(tkc_quant_int8_repack(q41, TKC_GGML_Q4_1, 4, 64, w), TKC_EUNSUPPORTED);
+  assert_null(w[0]);
+  assert_int_equal(tkc_quant_int8_repack(packed, TKC_GGML_Q4_0, 4, 96, w), TKC_ESHAPE); /* the bytes of another shape */
+  assert_int_equal(tkc_quant_int8_repack(packed, TKC_GGML_Q4_0, 4, 48, w), TKC_ESHAPE); /* not whole blocks */
+  tkc_clear_error(); /* a NULL keeps an earlier error (a failed op's), else it is TKC_EINVAL */
+  assert_int_equal(tkc_quant_int8_repack(NULL, TKC_GGML_Q4_0, 4, 64, w), TKC_EINVAL);
+  assert_int_equal(tkc_quant_int8_repack(packed, TKC_GGML_Q4_0, 4, 64, w), TKC_OK);
+  tkc_quant_int8_x xq;
+  tkc_tensor *xi = tkc_tensor_new(ctx, TKC_INT32, 2, (int64_t[]){1, 64}, NULL), *x96 = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (int64_t[]){1, 96}, NULL);
+  assert_int_equal(tkc_quant_int8_input(xi, 64, &xq), TKC_EDTYPE);
+  assert_null(xq.words);
+  assert_int_equal(tkc_quant_int8_input(x96, 64, &xq), TKC_ESHAPE);
+  tkc_clear_error();
+  assert_int_equal(tkc_quant_int8_input(NULL, 64, &xq), TKC_EINVAL);
+  assert_int_equal(tkc_quant_int8_input(x96, 96, &xq), TKC_OK); /* x of 96 columns against a weight of 64 */
+  assert_null(tkc_quant_int8_matmul(&xq, w, TKC_GGML_Q4_0));
+  assert_int_equal(tkc_last_status(), TKC_ESHAPE);
+  tkc_quant_int8_x_free(&xq);
+  tkc_tensor *ts[] = {packed, q41, w[0], w[1], xi, x96, v[0]};
+  for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
+  tkc_ctx_free(ctx);
+}
+
 /* CUDA has no GPU here: the dequantizers and the fused products are at least lowered and rendered for
  * PTX, each as one kernel (a cat or an arange joined to the rows by a reshape did not lower for PTX) */
 static void test_ptx_render(void **state) {
@@ -401,6 +529,25 @@ static void test_ptx_render(void **state) {
     }
     tkc_tensor_free(packed);
   }
+  /* the int8 path: its product is one kernel of dp4a */
+  for (int t = 0; t < 2; t++) {
+    int type = t ? TKC_GGML_Q8_0 : TKC_GGML_Q4_0;
+    uint8_t *data;
+    int64_t wshape[] = {64, 512};
+    tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
+    free(data);
+    TR_EXPECT(tkc_quant_int8_repack(packed, type, 64, 512, w) == TKC_OK, "int8 repack: %s", tkc_last_error());
+    tkc_quant_int8_x xq;
+    tkc_tensor *x = tkc_tensor_new(ctx, TKC_FLOAT32, 2, (int64_t[]){1, 512}, NULL);
+    TR_EXPECT(tkc_quant_int8_input(x, 512, &xq) == TKC_OK, "int8 input: %s", tkc_last_error());
+    tkc_tensor *y = tkc_quant_int8_matmul(&xq, w, type), *wr = tkc_contiguous(xq.words);
+    char *src = y ? tkc_kernels_source(y, "PTX") : NULL;
+    TR_EXPECT(src && strstr(src, "dp4a.u32.s32"), "%s int8 product for PTX: %s", tkc_quant_format_of(type)->name, src ? "no dp4a" : tkc_last_error());
+    tkc_free(src);
+    tkc_tensor *ts[] = {packed, w[0], w[1], x, y, wr};
+    for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
+    tkc_quant_int8_x_free(&xq);
+  }
   tkc_ctx_free(ctx);
   TR_END();
 }
@@ -411,6 +558,8 @@ int main(void) {
       cmocka_unit_test(test_bit_exact),
       cmocka_unit_test(test_fused_matmul),
       cmocka_unit_test(test_ptx_render),
+      cmocka_unit_test(test_int8_matmul),
+      cmocka_unit_test(test_int8_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

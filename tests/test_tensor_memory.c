@@ -292,6 +292,17 @@ static void test_scope_rules(void **state) {
     tkc_tensor *x = tkc_keep(tkc_neg(outer));
     TR_EXPECT(tkc_scope_end(ctx) == TKC_OK && tkc_copy_out(x, v, sizeof v) == TKC_OK && v[0] == -1.0f, "%s: kept out of every scope", dev);
     tkc_tensor_free(x);
+    /* unscope: out of two nested scopes at once (a cache made inside a caller's scopes) */
+    TR_EXPECT(tkc_scope_begin(ctx) == TKC_OK && tkc_scope_begin(ctx) == TKC_OK, "%s: begin twice", dev);
+    tkc_tensor *u = tkc_unscope(tkc_mul(outer, tkc_scalar(ctx, TKC_FLOAT32, 5)));
+    TR_EXPECT(u != NULL, "%s: unscope", dev);
+    TR_EXPECT(tkc_scope_end(ctx) == TKC_OK && tkc_scope_end(ctx) == TKC_OK && tkc_copy_out(u, v, sizeof v) == TKC_OK && v[1] == 5.0f,
+              "%s: unscoped out of both scopes: %s", dev, tkc_last_error());
+    TR_EXPECT(tkc_unscope(u) == u, "%s: unscope of a tensor in no scope", dev);
+    tkc_tensor_free(u);
+    tkc_clear_error();
+    TR_EXPECT(tkc_unscope(NULL) == NULL && tkc_last_status() == TKC_EINVAL, "%s: unscope(NULL)", dev);
+    TR_EXPECT(tkc_unscope(u) == NULL && strstr(tkc_last_error(), "freed"), "%s: unscope of a freed tensor: %s", dev, tkc_last_error());
     /* copy_in: bad inputs */
     float four[4] = {1, 2, 3, 4};
     tkc_tensor *t = tkc_tensor_new(ctx, TKC_FLOAT32, 1, (const int64_t[]){4}, NULL);

@@ -21,6 +21,8 @@ struct llama_model {
   int weight_type;
   tkc_tensor *tok_embd;                        /* (n_vocab, n_embd) */
   tkc_tensor *out_norm, *w_out;                /* (n_embd), (n_embd, n_vocab) */
+  const char *out_name;                        /* w_out's name in the file (the embedding when tied) */
+  int matmul_flags;                            /* tkc_state_matmul's: TKC_MATMUL_INT8 or 0 */
   llama_layer *layers;
   tkc_tensor *rope_cos, *rope_sin;             /* (n_ctx, head_dim): see rope_tables */
   /* the decode step */
@@ -162,8 +164,8 @@ static int read_weights(llama_model *m) {
   const int64_t e = hp->n_embd, qd = hp->n_head * hp->head_dim, kvd = hp->n_head_kv * hp->head_dim, f = hp->n_ff;
   m->tok_embd = weight(m, "token_embd.weight", hp->n_vocab, e, 0);
   m->out_norm = weight(m, "output_norm.weight", e, -1, 0);
-  const char *out_name = tkc_state_shape(m->st, "output.weight", NULL, NULL, NULL) == TKC_OK ? "output.weight" : "token_embd.weight"; /* tied */
-  m->w_out = weight(m, out_name, hp->n_vocab, e, 1);
+  m->out_name = tkc_state_shape(m->st, "output.weight", NULL, NULL, NULL) == TKC_OK ? "output.weight" : "token_embd.weight"; /* tied */
+  m->w_out = weight(m, m->out_name, hp->n_vocab, e, 1);
   if (!m->tok_embd || !m->out_norm || !m->w_out) return -1;
   m->layers = calloc((size_t)hp->n_layer, sizeof *m->layers);
   if (!m->layers) return fail("llama: out of memory"), -1;
@@ -277,6 +279,40 @@ static tkc_status cache_write(const llama_model *m, tkc_tensor *dst, tkc_tensor 
   return tkc_assign(rows, src);
 }
 
+void llama_model_set_int8(llama_model *m, int on) {
+  if (!m || (m->matmul_flags != 0) == (on != 0)) return;
+  m->matmul_flags = on ? TKC_MATMUL_INT8 : 0;
+  tkc_jit_free(m->jit); /* the captured step has the other products */
+  m->jit = NULL;
+}
+
+/* out[i] = x @ w[i] for the n weights w[i], suffix[i] of layer l (l < 0: the output layer): through
+ * the state with the int8 flag when asked (the file's matrices by name, x quantized once), else the
+ * float products with the transposed views. 0, or -1 with out[] NULL. */
+static int linears(const llama_model *m, tkc_tensor *x, int64_t l, int n, tkc_tensor *const *w, const char *const *suffix, tkc_tensor **out) {
+  /* int8 for one token only: with more rows (a prefill) the float products were as fast or faster
+   * here (128 rows: the same time; 2 to 32 rows: 1.4-1.8x faster), the weights being read once for
+   * all of them */
+  if (!m->matmul_flags || !x || tkc_dim(x, 0) != 1) {
+    int ok = 1;
+    for (int i = 0; i < n; i++) ok &= (out[i] = tkc_matmul(x, w[i])) != NULL;
+    return ok ? 0 : -1;
+  }
+  char names[3][96];
+  const char *np[3];
+  for (int i = 0; i < n && i < 3; i++) {
+    if (l < 0) snprintf(names[i], sizeof names[i], "%s", m->out_name);
+    else snprintf(names[i], sizeof names[i], "blk.%lld.%s", (long long)l, suffix[i]);
+    np[i] = names[i];
+  }
+  return tkc_state_matmuls(m->st, n, np, x, m->matmul_flags, out) ? -1 : 0;
+}
+
+static tkc_tensor *linear(const llama_model *m, tkc_tensor *x, tkc_tensor *w, int64_t l, const char *suffix) {
+  tkc_tensor *y = NULL;
+  return linears(m, x, l, 1, &w, &suffix, &y) ? NULL : y;
+}
+
 static tkc_tensor *forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int all_logits) {
   tkc_ctx *ctx = m->ctx;
   const llama_hparams *hp = &m->hp;
@@ -294,22 +330,27 @@ static tkc_tensor *forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int 
   for (int64_t l = 0; l < hp->n_layer; l++) {
     const llama_layer *L = &m->layers[l];
     tkc_tensor *h = tkc_rms_norm(x, 1, L->attn_norm, hp->rms_eps);
-    tkc_tensor *q = rope(m, tkc_matmul(h, L->wq), n, hp->n_head, cos_rows, sin_rows);
-    tkc_tensor *k = rope(m, tkc_matmul(h, L->wk), n, hp->n_head_kv, cos_rows, sin_rows);
-    tkc_tensor *v = tkc_matmul(h, L->wv);
+    tkc_tensor *qkv[3];
+    if (linears(m, h, l, 3, (tkc_tensor *const[]){L->wq, L->wk, L->wv}, (const char *const[]){"attn_q.weight", "attn_k.weight", "attn_v.weight"}, qkv))
+      return NULL;
+    tkc_tensor *q = rope(m, qkv[0], n, hp->n_head, cos_rows, sin_rows);
+    tkc_tensor *k = rope(m, qkv[1], n, hp->n_head_kv, cos_rows, sin_rows);
+    tkc_tensor *v = qkv[2];
     if (!q || !k || !v || cache_write(m, L->k_cache, k, pos, n) || cache_write(m, L->v_cache, v, pos, n)) return NULL;
     /* the caches and the layer's input are computed now: the attention reads the written caches, and
      * the rest of the layer reads x from its buffer instead of computing it again */
     tkc_tensor *now[3] = {x, L->k_cache, L->v_cache};
     if (tkc_realize_all(3, now)) return NULL;
-    tkc_tensor *o = tkc_matmul(attention(m, q, L, n, len, mask), L->wo);
+    tkc_tensor *o = linear(m, attention(m, q, L, n, len, mask), L->wo, l, "attn_output.weight");
     x = tkc_add(x, o);
     h = tkc_rms_norm(x, 1, L->ffn_norm, hp->rms_eps);
-    tkc_tensor *gated = tkc_mul(tkc_silu(tkc_matmul(h, L->w_gate)), tkc_matmul(h, L->w_up));
-    x = tkc_add(x, tkc_matmul(gated, L->w_down));
+    tkc_tensor *gu[2];
+    if (linears(m, h, l, 2, (tkc_tensor *const[]){L->w_gate, L->w_up}, (const char *const[]){"ffn_gate.weight", "ffn_up.weight"}, gu)) return NULL;
+    tkc_tensor *gated = tkc_mul(tkc_silu(gu[0]), gu[1]);
+    x = tkc_add(x, linear(m, gated, L->w_down, l, "ffn_down.weight"));
   }
   if (!all_logits && n > 1) x = tkc_shrink(x, (const int64_t[]){n - 1, n, 0, e});
-  return tkc_matmul(tkc_rms_norm(x, 1, m->out_norm, hp->rms_eps), m->w_out);
+  return linear(m, tkc_rms_norm(x, 1, m->out_norm, hp->rms_eps), m->w_out, -1, NULL);
 }
 
 tkc_tensor *llama_forward(llama_model *m, tkc_tensor *tokens, int64_t pos, int all_logits) {

@@ -72,6 +72,12 @@ tkc_status llama_prefill(llama_model *m, const int32_t *tokens, int n, int64_t p
  * later one replays its kernels with the token copied in and the position bound to the step's
  * variable. logits: n_vocab floats. */
 tkc_status llama_decode(llama_model *m, int32_t token, int64_t pos, float *logits);
+/* on nonzero: one token's products with Q4_0 and Q8_0 weights (the decode step's, a prefill of one)
+ * quantize their input to int8 per 32 values and multiply in integers, as llama.cpp does
+ * (tkc_state_matmul's TKC_MATMUL_INT8: faster, logits within about 1% of the float products); a
+ * prefill of more tokens stays in float (as fast there). 0 (the default): float products. Drops a
+ * captured decode step. */
+void llama_model_set_int8(llama_model *m, int on);
 /* Kernels of the captured decode step (0 before the first llama_decode). */
 int llama_decode_kernels(const llama_model *m);
 

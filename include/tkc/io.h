@@ -66,6 +66,25 @@ TKC_API const char *tkc_state_name(const tkc_state *s, int i);
  * state keeps its own). For a quantized GGUF tensor: a new lazy float32 dequantizing tensor over the
  * packed blocks. NULL + TKC_EINVAL naming it when there is no such tensor. */
 TKC_API tkc_tensor *tkc_state_get(tkc_state *s, const char *name);
+/* x @ w^T for the 2-D weight `name` ((out, in), a Linear's): x (..., in) gives (..., out), lazy.
+ * flags 0: the same as tkc_matmul(x, tkc_transpose(tkc_state_get(s, name), 0, 1)) (a quantized
+ * weight dequantizes inside the product). flags TKC_MATMUL_INT8 with a Q4_0 or Q8_0 weight: as
+ * llama.cpp computes it, x is quantized to int8 per block of 32 values (one float scale each) and the
+ * block products are int8 dot products summed in int32 (tkc_dot4: vpdpbusd on AVX-512 VNNI hosts,
+ * dp4a on CUDA), scaled in float32: about 2.5x fewer instructions per weight byte than dequantizing
+ * to float, results within about 1% of the float product (the quantization of x). The first such
+ * call repacks the weight's blocks into 32-bit words and a scale array kept by the state (kernels,
+ * about the size of the packed weight, realized once); other types ignore the flag. NULL +
+ * tkc_last_error(): a NULL or unknown name (TKC_EINVAL), x NULL or of another ctx (TKC_EINVAL), a
+ * weight that is not 2-D or an x whose last dim is not `in` (TKC_ESHAPE), an int8 x that is not of a
+ * float dtype (TKC_EDTYPE), an unknown flag (TKC_EINVAL). */
+#define TKC_MATMUL_INT8 1
+TKC_API tkc_tensor *tkc_state_matmul(tkc_state *s, const char *name, tkc_tensor *x, int flags);
+/* tkc_state_matmul of one x with n weights (the q, k and v of an attention, a gate and an up
+ * projection): out[i] = x @ names[i]^T, x quantized once for all the int8 products. TKC_OK, or a
+ * status with every out[i] NULL: the errors of tkc_state_matmul, and TKC_EINVAL for n < 1 or NULL
+ * names / out. */
+TKC_API tkc_status tkc_state_matmuls(tkc_state *s, int n, const char *const *names, tkc_tensor *x, int flags, tkc_tensor **out);
 /* The dtype and shape tkc_state_get gives for `name` without building anything: ndim to *ndim,
  * up to 8 dims to shape (either may be NULL; dtype too). TKC_EINVAL for an unknown name. */
 TKC_API tkc_status tkc_state_shape(const tkc_state *s, const char *name, tkc_dtype *dtype, int *ndim, int64_t *shape);

@@ -302,7 +302,11 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
   }
   /* a reduce the loads read contiguously: vector accumulators */
   for (int a = first_reduce; a < ks->naxes; a++) {
-    if (ks->ax[a].kind != TKC_AX_REDUCE || !some_load(&S, ks->ax[a].dim, 1) || ks->ax[a].size % w) continue;
+    /* the SIMD width, or on an AVX-512 host half of it (still a whole AVX2 vector) where that divides
+     * the axis (24 blocks of 32 weights per row, word-major: tkc_state_matmul's int8 path) */
+    int64_t size = ks->ax[a].size;
+    int lanes = size % w == 0 ? w : w >= 16 && size % (w / 2) == 0 ? w / 2 : 0;
+    if (ks->ax[a].kind != TKC_AX_REDUCE || !some_load(&S, ks->ax[a].dim, 1) || !lanes) continue;
     int d = ks->ax[a].dim;
     /* dot products (A B^T: a matmul whose operands both run along k): two output axes that one load
      * broadcasts and another reads, each upcast by 4: a 4x4 tile of vector accumulators, 8 loads
@@ -314,7 +318,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
       int amt = sz % 4 == 0 && sz >= 8 ? 4 : w >= 16 && sz % 5 == 0 && sz >= 10 ? 5 : sz % 2 == 0 && sz >= 4 ? 2 : 0;
       if (amt && some_load(&S, ks->ax[o].dim, 0)) tamt[ntile] = amt, tile[ntile++] = ks->ax[o].dim;
     }
-    try_opt(ks, TKC_OPT_GROUP, a - first_reduce, w, r);
+    try_opt(ks, TKC_OPT_GROUP, a - first_reduce, lanes, r);
     if (ntile == 2) {
       for (int i = 0; i < 2; i++) {
         int ta = axis_of(ks, tile[i]);

@@ -459,6 +459,12 @@ tkc_tensor *tkc_keep(tkc_tensor *t) {
   return t;
 }
 
+tkc_tensor *tkc_unscope(tkc_tensor *t) {
+  if (tkc_check(t)) return NULL;
+  t->scope = 0;
+  return t;
+}
+
 tkc_status tkc_ctx_stats(const tkc_ctx *ctx, tkc_stats *out) {
   if (!ctx || !out) return tkc_err(TKC_EINVAL, "tkc_ctx_stats: NULL %s", ctx ? "out" : "ctx");
   *out = (tkc_stats){.kernels = ctx->kernels_run, .kernel_s = ctx->kernel_s, .kernels_built = ctx->kernels_built, .build_s = ctx->build_s};

@@ -8,8 +8,12 @@
  * whole number of blocks). The arithmetic is done in float32 in ggml's order, and each product of
  * scales and quants is exact except the last rounding, so the values are bit-exact with ggml's. */
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 #include "quant.h"
+#include "tkc/ops_math.h"  /* tkc_round */
 #include "tkc/ops_shape.h" /* tkc_unsqueeze */
+#include "tkc/uop.h"       /* tkc_dtype_is_float */
 
 /* the library's error recorder (src/base/common.h), declared here as the ONNX frontend does: io/ uses
  * the public API only */
@@ -289,4 +293,189 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
   tkc_tensor *blocks = rows2(&b, packed, f->block_bytes);
   tkc_tensor *values = formats[i].build(&b, blocks);
   return qb_done(&b, reshape(&b, values, ndim, shape));
+}
+
+/* ---------------------------------------------------------------- the int8 path (Q4_0, Q8_0)
+ * llama.cpp's CPU kernels multiply Q4_0 and Q8_0 weights with activations quantized to Q8_0 (int8
+ * per block of 32 values with a float scale), in integers: vpdpbusd / dp4a, 4 byte products per
+ * instruction. The same here in tensor ops, on every device (tkc_dot4):
+ *
+ * - the weights are repacked once into 32-bit words of quants, "word-major": words[r, j, b] is word
+ *   j of block b of row r, so that consecutive blocks are consecutive words (the kernel loads a
+ *   vector of them per j and the scales as one more), plus the float16 scales (rows, nblocks).
+ *   Q4_0's word j holds the bytes qs[4j .. 4j + 3]: its low nibbles are values 4j .. 4j + 3, its high
+ *   nibbles values 16 + 4j ..; Q8_0's word j holds values 4j .. 4j + 3, each byte + 128 (XOR 0x80)
+ *   so that it is unsigned (tkc_dot4 takes unsigned bytes times signed ones).
+ * - x is quantized per block: d = max|x| / 127, q = round(x / d) (half to even; 0 where d is 0), the
+ *   32 int8 as 8 words (x_words[..., j, b], word-major too), and the sum of the block's q.
+ * - per block, sum_j dot4(weight word, x word) is the integer dot product but for the offsets (-8 of
+ *   every Q4_0 quant, +128 of every Q8_0 one), which are a multiple of the sum of q: -8 sum(q) and
+ *   -128 sum(q), added in shares to each word's product (-2 sum(q) to each of Q4_0's 4 word pairs,
+ *   -16 sum(q) to each of Q8_0's 8 words) so that the kernel is one reduce over (j, b) of
+ *   float(that integer) * d_x * d_w: exact integers (|sum| < 2^24), float32 from there on. */
+
+static tkc_tensor *contig(qb *b, tkc_tensor *x) { return rec(b, tkc_contiguous(x)); }
+
+/* x (..., n) shrunk to [lo, hi) on its last axis */
+static tkc_tensor *last(qb *b, tkc_tensor *x, int64_t lo, int64_t hi) {
+  int nd = tkc_ndim(x);
+  int64_t r[2 * QUANT_MAX_DIMS + 2];
+  for (int i = 0; i < nd; i++) r[2 * i] = 0, r[2 * i + 1] = tkc_dim(x, i);
+  r[2 * nd - 2] = lo, r[2 * nd - 1] = hi;
+  return rec(b, tkc_shrink(x, r));
+}
+
+/* x (..., n, m) with its last two axes swapped */
+static tkc_tensor *swap_last(qb *b, tkc_tensor *x) {
+  int nd = tkc_ndim(x);
+  return rec(b, tkc_transpose(x, nd - 2, nd - 1));
+}
+
+/* the bytes x (..., 4 k) of uint8 or uint32 (low byte used) as k little-endian uint32 words (..., k) */
+static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
+  int nd = tkc_ndim(x);
+  int64_t s[QUANT_MAX_DIMS + 1];
+  for (int i = 0; i < nd - 1; i++) s[i] = tkc_dim(x, i);
+  s[nd - 1] = tkc_dim(x, nd - 1) / 4, s[nd] = 4;
+  tkc_tensor *x4 = reshape(b, x, nd + 1, s), *w = NULL;
+  for (int i = 0; i < 4; i++) {
+    tkc_tensor *byte = shl(b, cast(b, last(b, x4, i, i + 1), TKC_UINT32), U32(b, 8 * i));
+    w = i ? or_(b, w, byte) : byte;
+  }
+  return reshape(b, w, nd, s); /* the trailing 1 dropped */
+}
+
+/* Blocks are grouped by g, the vector width the kernel reads them at: a weight is stored (rows,
+ * blocks / g, words, g), word j of g consecutive blocks together (16 with AVX-512, fewer where the
+ * row's blocks are not a multiple of 16). */
+static int64_t int8_group(int64_t nb) { return nb % 16 == 0 ? 16 : nb % 8 == 0 ? 8 : nb % 4 == 0 ? 4 : 1; }
+
+int tkc_quant_has_int8(int ggml_type) { return ggml_type == TKC_GGML_Q4_0 || ggml_type == TKC_GGML_Q8_0; }
+
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[2]) {
+  out[0] = out[1] = NULL;
+  if (!tkc_quant_has_int8(ggml_type)) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0 and Q8_0 weights, not GGML type %d", ggml_type);
+  tkc_ctx *ctx = tkc_tensor_ctx(packed);
+  if (!ctx) return tkc_last_status();
+  const tkc_quant_format *f = tkc_quant_format_of(ggml_type);
+  int64_t shape[2] = {rows, ncols}, nb = ncols / f->block_elems;
+  int64_t nbytes = tkc_quant_nbytes(ggml_type, 2, shape);
+  if (nbytes < 0) return tkc_last_status();
+  if (tkc_ndim(packed) != 1 || tkc_numel(packed) != nbytes || tkc_dtype_of(packed) != TKC_UINT8 || nbytes == 0)
+    return tkc_err(TKC_ESHAPE, "%s weights (%lld, %lld): the packed bytes are not the %lld uint8 of a non-empty matrix", f->name,
+                   (long long)rows, (long long)ncols, (long long)nbytes);
+  /* on the host, from a copy of the bytes: no kernel runs (a first product inside a tkc_jit capture
+   * would otherwise record the repacking into every replay) */
+  int64_t nw = (f->block_bytes - 2) / 4, g = int8_group(nb), nc = nb / g;
+  uint8_t *p = malloc((size_t)nbytes);
+  uint32_t *words = malloc((size_t)(rows * nb * nw) * 4);
+  uint16_t *scales = malloc((size_t)(rows * nb) * 2);
+  tkc_status st = !p || !words || !scales ? tkc_err(TKC_ENOMEM, "%s weights (%lld, %lld): no memory to repack them", f->name, (long long)rows, (long long)ncols)
+                                          : tkc_copy_out(packed, p, (size_t)nbytes);
+  const uint32_t flip = ggml_type == TKC_GGML_Q8_0 ? 0x80808080u : 0; /* Q8_0's signed quants + 128 */
+  for (int64_t blk = 0; !st && blk < rows * nb; blk++) {
+    const uint8_t *q = p + blk * f->block_bytes;
+    int64_t r = blk / nb, bi = blk % nb, base = ((r * nc + bi / g) * nw) * g + bi % g;
+    scales[blk] = (uint16_t)(q[0] | q[1] << 8);
+    for (int64_t j = 0; j < nw; j++) {
+      const uint8_t *w = q + 2 + 4 * j;
+      words[base + j * g] = ((uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24) ^ flip;
+    }
+  }
+  if (!st) {
+    out[0] = tkc_tensor_new(ctx, TKC_UINT32, 4, (const int64_t[]){rows, nc, nw, g}, words);
+    out[1] = out[0] ? tkc_tensor_new(ctx, TKC_FLOAT16, 2, (const int64_t[]){rows, nb}, scales) : NULL;
+    st = out[1] ? TKC_OK : tkc_last_status();
+  }
+  free(p), free(words), free(scales);
+  if (st) {
+    tkc_tensor_free(out[0]), tkc_tensor_free(out[1]);
+    out[0] = out[1] = NULL;
+    return st;
+  }
+  tkc_unscope(out[0]), tkc_unscope(out[1]); /* the state's, not the scope's of the first product */
+  return TKC_OK;
+}
+
+/* word j of every group of x (..., words, g): (..., g) */
+static tkc_tensor *word(qb *b, tkc_tensor *x, int64_t j) {
+  int nd = tkc_ndim(x);
+  int64_t r[2 * QUANT_MAX_DIMS], s[QUANT_MAX_DIMS];
+  for (int i = 0; i < nd; i++) r[2 * i] = 0, r[2 * i + 1] = s[i] = tkc_dim(x, i);
+  r[2 * nd - 4] = j, r[2 * nd - 3] = j + 1;
+  s[nd - 2] = s[nd - 1];
+  return reshape(b, rec(b, tkc_shrink(x, r)), nd - 1, s);
+}
+
+tkc_status tkc_quant_int8_input(tkc_tensor *x, int64_t ncols, tkc_quant_int8_x *out) {
+  *out = (tkc_quant_int8_x){0};
+  tkc_ctx *ctx = tkc_tensor_ctx(x);
+  if (!ctx) return tkc_last_status();
+  int nd = tkc_ndim(x);
+  if (nd < 1 || nd > QUANT_MAX_DIMS - 3 || tkc_dim(x, nd - 1) != ncols || ncols % 32 || ncols <= 0)
+    return tkc_err(TKC_ESHAPE, "int8 matmul: x has %d dims, the last %lld (1 to %d dims, the last the weight's %lld columns)", nd,
+                   nd ? (long long)tkc_dim(x, nd - 1) : 0LL, QUANT_MAX_DIMS - 3, (long long)ncols);
+  if (!tkc_dtype_is_float(tkc_dtype_of(x))) return tkc_err(TKC_EDTYPE, "int8 matmul: x is %s (a float dtype needed)", tkc_dtype_name(tkc_dtype_of(x)));
+  qb b = {.ctx = ctx, .n = 0};
+  int64_t nb = ncols / 32, g = int8_group(nb), s[QUANT_MAX_DIMS];
+  for (int i = 0; i < nd - 1; i++) s[i] = tkc_dim(x, i);
+  s[nd - 1] = nb, s[nd] = 32; /* x as (..., nb, 32) */
+  tkc_tensor *xb = reshape(&b, f32(&b, x), nd + 1, s);
+  const int last_ax = -1;
+  tkc_tensor *amax = rec(&b, tkc_max(rec(&b, tkc_abs(xb)), 1, &last_ax, 1)); /* (..., nb, 1) */
+  tkc_tensor *d = rec(&b, tkc_div(amax, F32(&b, 127)));
+  tkc_tensor *inv = rec(&b, tkc_where(rec(&b, tkc_gt(amax, F32(&b, 0))), rec(&b, tkc_recip(d)), F32(&b, 0)));
+  tkc_tensor *q = cast(&b, rec(&b, tkc_round(mul(&b, xb, inv))), TKC_INT32); /* (..., nb, 32) */
+  /* the quants as words, grouped as the weights: (..., nb / g, 8, g) */
+  tkc_tensor *bytes = and_(&b, bitcast(&b, q, TKC_UINT32), U32(&b, 255));
+  int64_t gs[QUANT_MAX_DIMS];
+  memcpy(gs, s, sizeof gs);
+  gs[nd - 1] = nb / g, gs[nd] = g, gs[nd + 1] = 8;
+  out->words = contig(&b, swap_last(&b, reshape(&b, bitcast(&b, words_of(&b, bytes), TKC_INT32), nd + 2, gs)));
+  out->sumq = contig(&b, rec(&b, tkc_sum(q, 1, &last_ax, 0)));
+  out->amax = reshape(&b, amax, nd, s);
+  tkc_tensor *keep[3] = {out->words, out->sumq, out->amax};
+  for (int i = 0; i < b.n; i++)
+    if (b.t[i] != keep[0] && b.t[i] != keep[1] && b.t[i] != keep[2]) tkc_tensor_free(b.t[i]);
+  if (out->words && out->sumq && out->amax) return TKC_OK;
+  tkc_quant_int8_x_free(out);
+  return tkc_last_status();
+}
+
+void tkc_quant_int8_x_free(tkc_quant_int8_x *x) {
+  tkc_tensor_free(x->words), tkc_tensor_free(x->sumq), tkc_tensor_free(x->amax);
+  *x = (tkc_quant_int8_x){0};
+}
+
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type) {
+  tkc_ctx *ctx = tkc_tensor_ctx(x->words);
+  if (!ctx) return NULL;
+  int q4 = ggml_type == TKC_GGML_Q4_0, nd = tkc_ndim(x->sumq); /* (..., nb) */
+  int64_t g = tkc_dim(w[0], 3), nc = tkc_dim(w[0], 1);
+  if (tkc_dim(x->sumq, nd - 1) != nc * g || tkc_dim(x->words, nd + 1) != g) {
+    (void)tkc_err(TKC_ESHAPE, "int8 matmul: x quantized for %lld columns, the weight has %lld", 32 * (long long)tkc_dim(x->sumq, nd - 1),
+                  32 * (long long)(nc * g));
+    return NULL;
+  }
+  qb b = {.ctx = ctx, .n = 0};
+  /* per block: (..., nb) as (..., 1, nb / g, g), against the weight's (rows, nb / g, words, g) */
+  int64_t gs[QUANT_MAX_DIMS];
+  for (int i = 0; i < nd - 1; i++) gs[i] = tkc_dim(x->sumq, i);
+  gs[nd - 1] = nc, gs[nd] = g;
+  /* the offsets: Q4_0's quants are 8 more than their values, Q8_0's bytes 128 more */
+  tkc_tensor *sum = unsq(&b, reshape(&b, mul(&b, x->sumq, K(&b, TKC_INT32, q4 ? -8 : -128)), nd + 1, gs), -3);
+  tkc_tensor *dx = unsq(&b, reshape(&b, rec(&b, tkc_div(x->amax, F32(&b, 127))), nd + 1, gs), -3);
+  tkc_tensor *xw = unsq(&b, x->words, -4); /* (..., 1, nb / g, 8, g) */
+  /* the block's integer sum, word by word (an int32 sum, not a float one per word): Q4_0's word j
+   * holds the low nibbles that meet x's word j and the high ones that meet word 4 + j */
+  tkc_tensor *m = U32(&b, 0x0F0F0F0F);
+  for (int j = 0; j < (q4 ? 4 : 8); j++) {
+    tkc_tensor *wj = word(&b, w[0], j);
+    sum = add(&b, sum, rec(&b, tkc_dot4(q4 ? and_(&b, wj, m) : wj, word(&b, xw, j))));
+    if (q4) sum = add(&b, sum, rec(&b, tkc_dot4(and_(&b, shr(&b, wj, U32(&b, 4)), m), word(&b, xw, 4 + j))));
+  }
+  tkc_tensor *dw = reshape(&b, f32(&b, w[1]), 3, (int64_t[]){-1, nc, g});
+  tkc_tensor *t = mul(&b, mul(&b, f32(&b, sum), dx), dw); /* (..., rows, nb / g, g) */
+  const int axes[2] = {-2, -1};
+  return qb_done(&b, rec(&b, tkc_sum(t, 2, axes, 0)));
 }

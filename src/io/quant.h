@@ -45,4 +45,27 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
  * negative or variable dim, more than 2^55 elements, a last dim that is not whole blocks). */
 int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 
+/* The int8 path (quant.c has the scheme): whether ggml_type has it (Q4_0, Q8_0). */
+int tkc_quant_has_int8(int ggml_type);
+/* The (rows, cols) weights in `packed` (as tkc_quant_dequantize takes them) repacked for it, realized
+ * in packed's ctx: out[0] the quants as uint32 words (rows, words per block, blocks), out[1] the
+ * float16 scales (rows, blocks). TKC_OK, or a status with out[] NULL (TKC_EUNSUPPORTED for another
+ * type, TKC_ESHAPE for sizes that do not fit, an empty matrix too). */
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t cols, tkc_tensor *out[2]);
+/* x (..., cols) of a float dtype quantized for the int8 path (llama.cpp's Q8_0 activations: per
+ * block of 32, d = max|x| / 127, q = round(x / d), half to even, 0 where d is 0), lazy: words
+ * (..., blocks / g, 8, g) int32, the quants (4 bytes a word) grouped as the repacked weights of
+ * `cols` columns; sumq (..., blocks) int32, each block's sum of quants; amax (..., blocks) float32,
+ * max|x|. TKC_OK, or a status with every part NULL (TKC_ESHAPE: x's last dim is not cols, or x has
+ * more than 5 dims; TKC_EDTYPE: x is not float). */
+typedef struct {
+  tkc_tensor *words, *sumq, *amax;
+} tkc_quant_int8_x;
+tkc_status tkc_quant_int8_input(tkc_tensor *x, int64_t cols, tkc_quant_int8_x *out);
+void tkc_quant_int8_x_free(tkc_quant_int8_x *x);
+/* x @ w^T for x quantized by tkc_quant_int8_input and the repacked weights of ggml_type: (..., rows)
+ * float32, lazy: one kernel of int8 dot products summed in int32 per block (tkc_dot4) and scaled in
+ * float32. NULL + error (TKC_ESHAPE when x was quantized for another number of columns; another ctx). */
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type);
+
 #endif

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "io_internal.h"
+#include "quant.h"
 
 /* ---------------------------------------------------------------- file mapping */
 
@@ -240,6 +241,66 @@ tkc_tensor *tkc_state_get(tkc_state *s, const char *name) {
   return e->packed ? io_gguf_dequantize(e) : tkc_tensor_ref(e->t);
 }
 
+/* the entry `name` if x (of the state's ctx, or NULL: no check) can multiply it: a 2-d weight whose
+ * `in` is x's last dim */
+static io_entry *matmul_weight(tkc_state *s, const char *name, tkc_tensor *x, const char *fn) {
+  io_entry *e = (io_entry *)find_or_err(s, name, fn);
+  if (!e) return NULL;
+  if (e->ndim != 2) return (void)tkc_err(TKC_ESHAPE, "%s: '%s' has %d dims (a 2-d (out, in) weight needed)", fn, name, e->ndim), NULL;
+  int nd = tkc_ndim(x);
+  if (nd < 1 || tkc_dim(x, nd - 1) != e->shape[1])
+    return (void)tkc_err(TKC_ESHAPE, "%s: x's last dim is %lld, '%s' (%lld, %lld) takes %lld", fn, nd ? (long long)tkc_dim(x, nd - 1) : 0LL, name,
+                         (long long)e->shape[0], (long long)e->shape[1], (long long)e->shape[1]),
+           NULL;
+  return e;
+}
+
+/* whether e goes through the int8 path under flags */
+static int int8_path(const io_entry *e, int flags) {
+  return (flags & TKC_MATMUL_INT8) && e->packed && tkc_quant_has_int8(e->ggml_type) && e->shape[0] > 0;
+}
+
+tkc_status tkc_state_matmuls(tkc_state *s, int n, const char *const *names, tkc_tensor *x, int flags, tkc_tensor **out) {
+  const char *fn = "tkc_state_matmuls";
+  if (out && n > 0) memset(out, 0, (size_t)n * sizeof *out);
+  if (!s || !names || !out || n < 1) return tkc_err(TKC_EINVAL, "%s: %s", fn, n < 1 ? "n < 1" : !s ? "NULL state" : "NULL names or out");
+  tkc_ctx *xctx = tkc_tensor_ctx(x);
+  if (!xctx) return tkc_last_status();
+  if (flags & ~TKC_MATMUL_INT8) return tkc_err(TKC_EINVAL, "%s: unknown flags 0x%x", fn, (unsigned)flags);
+  if (xctx != s->ctx) return tkc_err(TKC_EINVAL, "%s: x belongs to another ctx than the state", fn);
+  int any_int8 = 0;
+  for (int i = 0; i < n; i++) {
+    io_entry *e = matmul_weight(s, names[i], x, fn);
+    if (!e) return tkc_last_status();
+    any_int8 |= int8_path(e, flags);
+  }
+  /* x quantized once for every int8 product */
+  tkc_quant_int8_x xq = {0};
+  if (any_int8 && tkc_quant_int8_input(x, tkc_dim(x, tkc_ndim(x) - 1), &xq)) return tkc_last_status();
+  tkc_status st = TKC_OK;
+  for (int i = 0; i < n && !st; i++) {
+    io_entry *e = (io_entry *)io_state_find(s, names[i]);
+    if (int8_path(e, flags)) {
+      if (!e->int8[0] && tkc_quant_int8_repack(e->t, e->ggml_type, e->shape[0], e->shape[1], e->int8)) st = tkc_last_status();
+      else if (!(out[i] = tkc_quant_int8_matmul(&xq, e->int8, e->ggml_type))) st = tkc_last_status();
+      continue;
+    }
+    tkc_tensor *w = tkc_state_get(s, names[i]), *wt = w ? tkc_transpose(w, 0, 1) : NULL;
+    if (!(out[i] = wt ? tkc_matmul(x, wt) : NULL)) st = tkc_last_status();
+    tkc_tensor_free(w);
+    tkc_tensor_free(wt);
+  }
+  tkc_quant_int8_x_free(&xq);
+  if (st)
+    for (int i = 0; i < n; i++) tkc_tensor_free(out[i]), out[i] = NULL;
+  return st;
+}
+
+tkc_tensor *tkc_state_matmul(tkc_state *s, const char *name, tkc_tensor *x, int flags) {
+  tkc_tensor *y = NULL;
+  return tkc_state_matmuls(s, 1, &name, x, flags, &y) ? NULL : y;
+}
+
 tkc_status tkc_state_shape(const tkc_state *s, const char *name, tkc_dtype *dtype, int *ndim, int64_t *shape) {
   const io_entry *e = find_or_err(s, name, "tkc_state_shape");
   if (!e) return tkc_last_status();
@@ -258,6 +319,8 @@ void tkc_state_free(tkc_state *s) {
   if (!s) return;
   for (int i = 0; i < s->n; i++) {
     tkc_tensor_free(s->e[i].t);
+    tkc_tensor_free(s->e[i].int8[0]);
+    tkc_tensor_free(s->e[i].int8[1]);
     free(s->e[i].name);
   }
   for (int i = 0; i < s->nkv; i++) {

@@ -21,6 +21,9 @@ SKIP = {
     "tkc_get_allocator": "C allocator callbacks",
     # Python shares a handle through Python references (and Jit borrows its inputs' handles)
     "tkc_tensor_ref": "handles are shared by Python references",
+    # for C caches made inside a caller's scopes (tkc_state_matmul's repacked weights); a Python
+    # tensor leaves a scope with Tensor.keep(), which keeps the binding's own scope records right
+    "tkc_unscope": "Python tensors leave scopes with Tensor.keep()",
     # dtype names come from tkc.dtypes (DType.name)
     "tkc_dtype_name": "DType.name",
     # fp8 values are converted by numpy (ml_dtypes, or tkc.dtypes' own conversions), a whole array at once

@@ -61,3 +61,31 @@ def test_bad_file(tmp_path):
     bad.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 16)
     with pytest.raises(TkcError, match="bad.gguf"):
         tkc.io.load_gguf(bad, tkc.Context("INTERP"))
+
+
+def test_state_matmul(tmp_path):
+    """x @ w.T through the state: float, and int8 (x quantized per 32 values) within its bound"""
+    rng = np.random.default_rng(3)
+    path = tmp_path / "q.gguf"
+    w = gguf.GGUFWriter(str(path), "llama")
+    src = rng.standard_normal((16, 96)).astype(np.float32)
+    for name, qt in (("q4", gguf.GGMLQuantizationType.Q4_0), ("q8", gguf.GGMLQuantizationType.Q8_0)):
+        w.add_tensor(name, gguf.quants.quantize(src, qt), raw_dtype=qt)
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+    ctx = tkc.Context("CPU")
+    st = tkc.io.load_gguf(path, ctx)
+    x = rng.standard_normal((2, 96)).astype(np.float32)
+    for name in ("q4", "q8"):
+        wf = st[name].numpy()
+        ref = x.astype(np.float64) @ wf.T.astype(np.float64)
+        np.testing.assert_allclose(st.matmul(name, x).numpy(), ref, rtol=1e-5, atol=1e-4)
+        got = st.matmul(name, ctx.tensor(x), int8=True).numpy()
+        bound = (np.abs(x).reshape(2, 3, 32).max(-1) / 254) @ np.abs(wf).reshape(16, 3, 32).sum(-1).T
+        assert got.shape == (2, 16) and np.all(np.abs(got - ref) <= bound * 1.001 + 1e-4)
+    with pytest.raises(TkcError, match="last dim is 95"):
+        st.matmul("q4", np.zeros((1, 95), np.float32))
+    st.close()
+    ctx.close()
