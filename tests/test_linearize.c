@@ -6,6 +6,7 @@
 #include <cmocka.h>
 #include <stdlib.h>
 #include "tkc/render.h"
+#include "runtime/device.h" /* tkc_kernel_work_estimate */
 
 static tkc_dt i32(void) { return tkc_dt_of(TKC_INT32); }
 static tkc_dt f32(void) { return tkc_dt_of(TKC_FLOAT32); }
@@ -22,6 +23,26 @@ static tkc_uop *load(tkc_graph *g, tkc_uop *b, tkc_uop *idx) {
 }
 static tkc_uop *store(tkc_graph *g, tkc_uop *b, tkc_uop *idx, tkc_uop *v) {
   return mk(g, TKC_OP_STORE, tkc_dt_of(TKC_VOID), 2, mk(g, TKC_OP_INDEX, b->dtype, 2, b, idx, NULL), v, NULL);
+}
+
+/* the host devices' work estimate (which kernels run threaded): constant trip counts times the widest
+ * vector loaded: out[i] = a[i] over 16 iterations, scalar, then as 8-wide vectors (16 x 8 elements) */
+static void test_work_estimate(void **state) {
+  (void)state;
+  for (int lanes = 1; lanes <= 8; lanes *= 8) {
+    tkc_graph *g = tkc_graph_new();
+    tkc_uop *out = buf(g, 0), *a = buf(g, 1), *ri = tkc_uop_range(g, ci(g, 0), ci(g, 16), 0);
+    tkc_uop *idx = tkc_uop_alu2(g, TKC_OP_MUL, ri, ci(g, lanes));
+    tkc_uop *x = mk(g, TKC_OP_LOAD, tkc_dt_vec(f32(), lanes), 1, mk(g, TKC_OP_INDEX, a->dtype, 2, a, idx, NULL), NULL, NULL);
+    tkc_uop *st = store(g, out, idx, x);
+    size_t n;
+    tkc_uop **l = tkc_linearize(g, tkc_uop_sink(g, 1, &st), &n);
+    assert_non_null(l);
+    tkc_kernel k = {.name = "k", .source = "", .uops = l, .nuops = n};
+    assert_int_equal(tkc_kernel_work_estimate(&k), 16 * lanes);
+    tkc_free(l);
+    tkc_graph_free(g);
+  }
 }
 
 static long pos(tkc_uop **l, size_t n, const tkc_uop *u) {
@@ -169,6 +190,7 @@ int main(void) {
       cmocka_unit_test(test_if_scope),
       cmocka_unit_test(test_load_after_stores),
       cmocka_unit_test(test_bad_input),
+      cmocka_unit_test(test_work_estimate),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

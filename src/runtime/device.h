@@ -76,7 +76,8 @@ TKC_HIDDEN void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars,
  * function is called with exactly that many arguments); who names the device. */
 TKC_HIDDEN tkc_status tkc_kernel_check_signature(const tkc_kernel *k, const char *who);
 
-/* A cheap estimate of k's work: the product of its constant RANGE trip counts (1 without uops;
+/* A cheap estimate of k's work: the product of its constant RANGE trip counts times the widest vector
+ * it loads (1 without uops;
  * capped at 2^40). The host devices thread kernels above TKC_CPU_PARALLEL_MIN_WORK (ffi_call.h). */
 TKC_HIDDEN int64_t tkc_kernel_work_estimate(const tkc_kernel *k);
 

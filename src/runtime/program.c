@@ -417,9 +417,10 @@ tkc_status tkc_kernel_check_signature(const tkc_kernel *k, const char *who) {
 }
 
 int64_t tkc_kernel_work_estimate(const tkc_kernel *k) {
-  int64_t w = 1;
+  int64_t w = 1, lanes = 1;
   for (size_t i = 0; k->uops && i < k->nuops; i++) {
     const tkc_uop *u = k->uops[i];
+    if (u->op == TKC_OP_LOAD && u->dtype.count > lanes) lanes = u->dtype.count;
     if (u->op != TKC_OP_RANGE || u->nsrc != 2) continue;
     const tkc_uop *a = u->src[0], *b = u->src[1];
     if (a->op != TKC_OP_CONST || b->op != TKC_OP_CONST || a->arg.kind != TKC_ARG_INT || b->arg.kind != TKC_ARG_INT) continue;
@@ -427,7 +428,9 @@ int64_t tkc_kernel_work_estimate(const tkc_kernel *k) {
     if (n <= 1) continue;
     w = w > ((int64_t)1 << 40) / n ? (int64_t)1 << 40 : w * n;
   }
-  return w;
+  /* each iteration loads vectors of `lanes` elements (an upcast axis is no loop): a matvec that
+   * computes 32 rows per iteration is 32 times the work its loops count */
+  return w > ((int64_t)1 << 40) / lanes ? (int64_t)1 << 40 : w * lanes;
 }
 
 void tkc_kernel_launch_dims(const tkc_kernel *k, const int64_t *vars, int64_t global[3], int64_t local[3]) {
