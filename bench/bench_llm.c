@@ -13,7 +13,7 @@
  *                                     RUNS timed passes of N_DECODE steps). One JSON object on stdout:
  *                                     the best run's tokens/s of each. LOGITS.bin: the prefill's last
  *                                     logits (float32), for a comparison with the peer. BENCH_LLM_INT8=1:
- *                                     Q4_0 / Q8_0 products in int8 (llama_model_set_int8).
+ *                                     Q4_0 / Q8_0 / Q4_K / Q6_K products in int8 (llama_model_set_int8).
  *   bench_llm --bandwidth MIB THREADS  the memory's read bandwidth: THREADS threads summing their part
  *                                     of a MIB MiB array (best of 5), and a copy's; one JSON object.
  *
@@ -107,7 +107,7 @@ static int run_model(const char *path, const char *device, int n_prefill, int n_
   llama_model *m = llama_model_load(ctx, path, n_prefill + n_decode);
   if (!m) return fprintf(stderr, "bench_llm: %s\n", llama_last_error()), tkc_ctx_free(ctx), 1;
   t_load = now() - t_load;
-  const int int8 = getenv("BENCH_LLM_INT8") && *getenv("BENCH_LLM_INT8") == '1'; /* Q4_0 / Q8_0 products in int8 */
+  const int int8 = getenv("BENCH_LLM_INT8") && *getenv("BENCH_LLM_INT8") == '1'; /* quantized products in int8 */
   llama_model_set_int8(m, int8);
   const llama_hparams *hp = llama_model_hparams(m);
   int32_t *ids = malloc((size_t)(n_prefill + n_decode) * sizeof *ids);

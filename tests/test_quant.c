@@ -8,8 +8,9 @@
  *  - a quantized matvec (1 x K . K x N) and matmul (M = 8) with the dequantization fused into it,
  *    against the same product of the dequantized weights realized first (float tolerance); the fused
  *    product must be one kernel over the packed bytes (the dequantization is not a kernel of its own);
- *  - the int8 path of Q4_0 / Q8_0 (weights repacked, x quantized to int8 per 32, tkc_dot4): against a
- *    C reference of the same scheme (llama.cpp's ggml_vec_dot_q4_0_q8_0 / q8_0_q8_0) and within the
+ *  - the int8 path of Q4_0 / Q8_0 / Q4_K / Q6_K (weights repacked, x quantized to int8 per 32, tkc_dot4):
+ *    against a C reference of the same scheme (llama.cpp's ggml_vec_dot_q4_0_q8_0 / q8_0_q8_0; Q4_K's
+ *    scale and min per 32, Q6_K's scales per 16, as float16) and within the
  *    quantization's bound of the float product, rows of 1 to 3 groupings of blocks, x with 1 and 3
  *    dims, on every device; its refusals; rendered for PTX (dp4a). */
 #include <stdarg.h>
@@ -397,18 +398,45 @@ static void ref_int8_matmul(int type, const uint8_t *wq, const float *x, int64_t
         float amax = 0;
         for (int i = 0; i < 32; i++) amax = fabsf(xb[i]) > amax ? fabsf(xb[i]) : amax;
         float d = amax / 127.0f, id = amax > 0 ? 1.0f / d : 0.0f;
-        const uint8_t *blk = wq + (c * nb + b) * f->block_bytes;
-        float dw = ref_h(blk);
-        int32_t isum = 0;
-        double wabs = 0;
-        for (int i = 0; i < 32; i++) {
-          int32_t q = (int32_t)nearbyintf(xb[i] * id), w;
-          if (type == TKC_GGML_Q8_0) w = (int8_t)blk[2 + i];
-          else w = (int32_t)(i < 16 ? blk[2 + i] & 15 : blk[2 + i - 16] >> 4) - 8;
-          isum += q * w;
-          wabs += fabs((double)wv[c * k + b * 32 + i]);
+        /* the block's quants, scales (value i = scale[i] * q[i] - min) */
+        int32_t wq32[32];
+        float scale[32], minv = 0;
+        if (type == TKC_GGML_Q4_K) {
+          const uint8_t *p = wq + (c * nb + b) / 8 * f->block_bytes;
+          int j = (int)(b % 8);
+          uint8_t sc, mn;
+          ref_scale_min_k4(j, p + 4, &sc, &mn);
+          /* as the int8 path keeps them: float16 (round to nearest even) */
+          float s16 = (float)ref_half_value(tkc_f32_to_f16(ref_h(p) * sc));
+          minv = (float)ref_half_value(tkc_f32_to_f16(ref_h(p + 2) * mn));
+          for (int i = 0; i < 32; i++) wq32[i] = j % 2 ? p[16 + 32 * (j / 2) + i] >> 4 : p[16 + 32 * (j / 2) + i] & 15, scale[i] = s16;
+        } else if (type == TKC_GGML_Q6_K) { /* ggml's dequantize_row_q6_K's loop over the super-block */
+          const uint8_t *p = wq + (c * nb + b) / 8 * f->block_bytes, *ql = p, *qh = p + 128;
+          int j = (int)(b % 8), q6[256];
+          for (int h = 0; h < 2; h++)
+            for (int l = 0; l < 32; l++) {
+              q6[128 * h + l] = (ql[64 * h + l] & 0xF) | ((qh[32 * h + l] >> 0) & 3) << 4;
+              q6[128 * h + l + 32] = (ql[64 * h + l + 32] & 0xF) | ((qh[32 * h + l] >> 2) & 3) << 4;
+              q6[128 * h + l + 64] = (ql[64 * h + l] >> 4) | ((qh[32 * h + l] >> 4) & 3) << 4;
+              q6[128 * h + l + 96] = (ql[64 * h + l + 32] >> 4) | ((qh[32 * h + l] >> 6) & 3) << 4;
+            }
+          for (int i = 0; i < 32; i++)
+            wq32[i] = q6[32 * j + i] - 32, scale[i] = (float)ref_half_value(tkc_f32_to_f16(ref_h(p + 208) * (float)(int8_t)p[192 + 2 * j + i / 16]));
+        } else {
+          const uint8_t *blk = wq + (c * nb + b) * f->block_bytes;
+          for (int i = 0; i < 32; i++)
+            wq32[i] = type == TKC_GGML_Q8_0 ? (int8_t)blk[2 + i] : (int32_t)(i < 16 ? blk[2 + i] & 15 : blk[2 + i - 16] >> 4) - 8, scale[i] = ref_h(blk);
         }
-        acc += (double)isum * d * dw;
+        int32_t qsum = 0;
+        double wabs = 0, xabs = 0, dot = 0;
+        for (int i = 0; i < 32; i++) {
+          int32_t q = (int32_t)nearbyintf(xb[i] * id);
+          dot += (double)q * wq32[i] * scale[i], qsum += q;
+          wabs += fabs((double)wv[c * k + b * 32 + i]);
+          xabs += fabs((double)xb[i]) * (fabs((double)scale[i]) * abs(wq32[i]) + fabs((double)minv));
+        }
+        acc += dot * d - (double)qsum * d * minv;
+        err += xabs * 0x1p-11; /* a K-quant's scale and min rounded to float16 */
         err += wabs * d * 0.5; /* each x differs from its quantized value by at most d / 2 */
       }
       y[r * n + c] = acc, bound[r * n + c] = err;
@@ -420,7 +448,7 @@ static void check_int8(tkc_ctx *ctx, const char *dev, int type, int xnd, int64_t
   const tkc_quant_format *f = tkc_quant_format_of(type);
   int64_t wshape[] = {n, k};
   uint8_t *data;
-  tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
+  tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[3];
   float *xv = malloc((size_t)(m * k) * 4), *got = malloc((size_t)(m * n) * 4), *fl = malloc((size_t)(m * n) * 4);
   double *want = malloc((size_t)(m * n) * 8), *bound = malloc((size_t)(m * n) * 8);
   for (int64_t i = 0; i < m * k; i++) xv[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
@@ -461,11 +489,12 @@ static void test_int8_matmul(void **state) {
   tr_begin();
   FOR_EACH_DEVICE(dev, ctx) {
     int interp = !strcmp(dev, "INTERP");
-    const int types[2] = {TKC_GGML_Q4_0, TKC_GGML_Q8_0};
-    for (int t = 0; t < 2; t++) {
-      check_int8(ctx, dev, types[t], 2, 1, interp ? 8 : 64, 512); /* 16 blocks a row: groups of 16 */
-      check_int8(ctx, dev, types[t], 2, 2, 16, 768);              /* 24: groups of 8 */
-      check_int8(ctx, dev, types[t], 3, 3, 8, 96);                /* 3: groups of 1; x (3, 1, 96) */
+    const int types[4] = {TKC_GGML_Q4_0, TKC_GGML_Q8_0, TKC_GGML_Q4_K, TKC_GGML_Q6_K};
+    for (int t = 0; t < 4; t++) {
+      int kq = types[t] == TKC_GGML_Q4_K || types[t] == TKC_GGML_Q6_K;                           /* rows of whole 256-value super-blocks */
+      check_int8(ctx, dev, types[t], 2, 1, interp ? 8 : 64, 512);   /* 16 blocks a row: groups of 16 */
+      check_int8(ctx, dev, types[t], 2, 2, 16, 768);                /* 24: groups of 8 */
+      check_int8(ctx, dev, types[t], 3, 3, 8, kq ? 256 : 96);       /* 8: groups of 8 / 3: of 1; x (3, 1, k) */
     }
   }
   TR_END();
@@ -477,7 +506,7 @@ static void test_int8_refusals(void **state) {
   assert_non_null(ctx);
   uint8_t *data;
   int64_t shape[] = {4, 64};
-  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[2] = {NULL, NULL}, *v[2] = {NULL, NULL};
+  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[3] = {NULL, NULL, NULL}, *v[2] = {NULL, NULL};
   tkc_tensor *q41 = packed_tensor(ctx, TKC_GGML_Q4_1, 2, shape, 1, &data + 0);
   free(data);
   assert_int_equal(tkc_quant_has_int8(TKC_GGML_Q4_1), 0);
@@ -534,7 +563,7 @@ static void test_ptx_render(void **state) {
     int type = t ? TKC_GGML_Q8_0 : TKC_GGML_Q4_0;
     uint8_t *data;
     int64_t wshape[] = {64, 512};
-    tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
+    tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[3];
     free(data);
     TR_EXPECT(tkc_quant_int8_repack(packed, type, 64, 512, w) == TKC_OK, "int8 repack: %s", tkc_last_error());
     tkc_quant_int8_x xq;

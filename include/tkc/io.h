@@ -68,7 +68,7 @@ TKC_API const char *tkc_state_name(const tkc_state *s, int i);
 TKC_API tkc_tensor *tkc_state_get(tkc_state *s, const char *name);
 /* x @ w^T for the 2-D weight `name` ((out, in), a Linear's): x (..., in) gives (..., out), lazy.
  * flags 0: the same as tkc_matmul(x, tkc_transpose(tkc_state_get(s, name), 0, 1)) (a quantized
- * weight dequantizes inside the product). flags TKC_MATMUL_INT8 with a Q4_0 or Q8_0 weight: as
+ * weight dequantizes inside the product). flags TKC_MATMUL_INT8 with a Q4_0, Q8_0, Q4_K or Q6_K weight: as
  * llama.cpp computes it, x is quantized to int8 per block of 32 values (one float scale each) and the
  * block products are int8 dot products summed in int32 (tkc_dot4: vpdpbusd on AVX-512 VNNI hosts,
  * dp4a on CUDA), scaled in float32: about 2.5x fewer instructions per weight byte than dequantizing

@@ -7,6 +7,7 @@
  * (nblocks, block_elems) values; quant_dequantize reshapes them to the caller's shape (a row is a
  * whole number of blocks). The arithmetic is done in float32 in ggml's order, and each product of
  * scales and quants is exact except the last rounding, so the values are bit-exact with ggml's. */
+#include <math.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -295,24 +296,26 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
   return qb_done(&b, reshape(&b, values, ndim, shape));
 }
 
-/* ---------------------------------------------------------------- the int8 path (Q4_0, Q8_0)
- * llama.cpp's CPU kernels multiply Q4_0 and Q8_0 weights with activations quantized to Q8_0 (int8
- * per block of 32 values with a float scale), in integers: vpdpbusd / dp4a, 4 byte products per
- * instruction. The same here in tensor ops, on every device (tkc_dot4):
+/* ---------------------------------------------------------------- the int8 path (Q4_0, Q8_0, Q4_K, Q6_K)
+ * llama.cpp's CPU kernels multiply quantized weights with activations quantized to int8 (per block
+ * of 32 values with a float scale: Q8_0; Q8_K for its K-quants), in integers: vpdpbusd / dp4a, 4
+ * byte products per instruction. The same here in tensor ops, on every device (tkc_dot4):
  *
- * - the weights are repacked once into 32-bit words of quants, "word-major": words[r, j, b] is word
- *   j of block b of row r, so that consecutive blocks are consecutive words (the kernel loads a
- *   vector of them per j and the scales as one more), plus the float16 scales (rows, nblocks).
+ * - each weight is repacked once, on the host, into 32-bit words of quants per block of 32 values
+ *   (the table below: a function per format), laid out (rows, blocks / g, words, g): word j of g
+ *   consecutive blocks together, g the vector width that divides the row's blocks (16, 8, 4, 1), so
+ *   that the kernel loads a vector of one word of g blocks, and their scales as one more; plus one
+ *   float16 scale per block (and a second one: Q4_K's min, Q6_K's scale of the block's second 16).
  *   Q4_0's word j holds the bytes qs[4j .. 4j + 3]: its low nibbles are values 4j .. 4j + 3, its high
- *   nibbles values 16 + 4j ..; Q8_0's word j holds values 4j .. 4j + 3, each byte + 128 (XOR 0x80)
- *   so that it is unsigned (tkc_dot4 takes unsigned bytes times signed ones).
+ *   nibbles values 16 + 4j .. (Q4_K's and Q6_K's sub-blocks are moved into that order); Q8_0's word j
+ *   holds values 4j .. 4j + 3, each byte + 128 (XOR 0x80) so that it is unsigned (tkc_dot4 takes
+ *   unsigned bytes times signed ones).
  * - x is quantized per block: d = max|x| / 127, q = round(x / d) (half to even; 0 where d is 0), the
- *   32 int8 as 8 words (x_words[..., j, b], word-major too), and the sum of the block's q.
- * - per block, sum_j dot4(weight word, x word) is the integer dot product but for the offsets (-8 of
- *   every Q4_0 quant, +128 of every Q8_0 one), which are a multiple of the sum of q: -8 sum(q) and
- *   -128 sum(q), added in shares to each word's product (-2 sum(q) to each of Q4_0's 4 word pairs,
- *   -16 sum(q) to each of Q8_0's 8 words) so that the kernel is one reduce over (j, b) of
- *   float(that integer) * d_x * d_w: exact integers (|sum| < 2^24), float32 from there on. */
+ *   32 int8 as 8 words, and the sum of the block's q (and of its first 16).
+ * - per block, sum_j dot4(weight word, x word), in int32, is the integer dot product but for the
+ *   offsets of the quants (-8 of every Q4_0 one, +128 of every Q8_0 byte, -32 of Q6_K's): a multiple
+ *   of the sum of q corrects it; then float32: the kernel is one reduce over the blocks of
+ *   float(that integer) * d_w * d_x (exact integers: |sum| < 2^24), less Q4_K's min times sum(q). */
 
 static tkc_tensor *contig(qb *b, tkc_tensor *x) { return rec(b, tkc_contiguous(x)); }
 
@@ -350,15 +353,95 @@ static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
  * row's blocks are not a multiple of 16). */
 static int64_t int8_group(int64_t nb) { return nb % 16 == 0 ? 16 : nb % 8 == 0 ? 8 : nb % 4 == 0 ? 4 : 1; }
 
-int tkc_quant_has_int8(int ggml_type) { return ggml_type == TKC_GGML_Q4_0 || ggml_type == TKC_GGML_Q8_0; }
+/* ---- a block of 32 weights as the product reads it: nw words of quants (the bytes of tkc_dot4's
+ * unsigned operand), and its scale and min (value = scale * (q + offset) - min) */
 
-tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[2]) {
-  out[0] = out[1] = NULL;
-  if (!tkc_quant_has_int8(ggml_type)) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0 and Q8_0 weights, not GGML type %d", ggml_type);
+static float half_at(const uint8_t *p) { return tkc_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
+static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
+
+static void int8_q4_0(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) { /* d, qs[16] */
+  const uint8_t *p = row + bi * 18;
+  *scale = half_at(p), *min = 0;
+  for (int j = 0; j < 4; j++) w[j] = le32(p + 2 + 4 * j);
+}
+
+static void int8_q8_0(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) { /* d, int8 qs[32] */
+  const uint8_t *p = row + bi * 34;
+  *scale = half_at(p), *min = 0;
+  for (int j = 0; j < 8; j++) w[j] = le32(p + 2 + 4 * j) ^ 0x80808080u; /* + 128: unsigned */
+}
+
+/* sub-block bi % 8 of a Q4_K super-block (d, dmin, scales[12], qs[128]): its 6-bit scale and min
+ * (ggml's get_scale_min_k4), its quants (the low nibbles of the qs chunk bi / 2 for an even sub-block,
+ * the high ones for an odd) moved into Q4_0's order: byte i = q[i] | q[16 + i] << 4 */
+static void int8_q4_k(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) {
+  const uint8_t *p = row + bi / 8 * 144, *sc = p + 4;
+  int j = (int)(bi % 8);
+  uint8_t s, m;
+  if (j < 4) s = sc[j] & 63, m = sc[j + 4] & 63;
+  else s = (uint8_t)((sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4)), m = (uint8_t)((sc[j + 4] >> 4) | ((sc[j] >> 6) << 4));
+  *scale = half_at(p) * (float)s, *min = half_at(p + 2) * (float)m;
+  const uint8_t *qs = p + 16 + 32 * (j / 2);
+  uint8_t q[32], b[16];
+  for (int l = 0; l < 32; l++) q[l] = j % 2 ? qs[l] >> 4 : qs[l] & 15;
+  for (int i = 0; i < 16; i++) b[i] = (uint8_t)(q[i] | q[16 + i] << 4);
+  for (int k = 0; k < 4; k++) w[k] = le32(b + 4 * k);
+}
+
+/* sub-blocks 2 (bi % 8) and 2 (bi % 8) + 1 of a Q6_K super-block (ql[128], qh[64], int8 scales[16],
+ * d): the 6-bit quants q (value d * scale * (q - 32)) of its 32 values as Q4_0's nibble words (words
+ * 0..3: the low 4 bits of values i and 16 + i in byte i) and two words of their top 2 bits (word
+ * 4 + t, byte m, bits 2f: value 4 k + m of x's word k = 4 t + f, as x's words hold values 0..15 then
+ * 16..31); scale: the first 16 values' d * scale, min: the second 16's */
+static void int8_q6_k(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) {
+  const uint8_t *p = row + bi / 8 * 210, *ql = p, *qh = p + 128;
+  const int8_t *sc = (const int8_t *)(p + 192);
+  uint8_t q[32], b[24] = {0};
+  for (int i = 0; i < 32; i++) { /* ggml's dequantize_row_q6_K, value v of the super-block */
+    int v = 32 * (int)(bi % 8) + i, n = v / 128, l = v % 32, quarter = v % 128 / 32;
+    int lo = quarter % 2 ? ql[64 * n + l + 32] : ql[64 * n + l];
+    q[i] = (uint8_t)((quarter < 2 ? lo & 0xF : lo >> 4) | ((qh[32 * n + l] >> (2 * quarter)) & 3) << 4);
+  }
+  for (int i = 0; i < 16; i++) b[i] = (uint8_t)((q[i] & 15) | (q[16 + i] & 15) << 4);
+  for (int k = 0; k < 8; k++)
+    for (int m = 0; m < 4; m++) b[16 + 4 * (k / 4) + m] |= (uint8_t)((q[(k < 4 ? 4 * k : 16 + 4 * (k - 4)) + m] >> 4) << (2 * (k % 4)));
+  for (int k = 0; k < 6; k++) w[k] = le32(b + 4 * k);
+  float d = half_at(p + 208);
+  *scale = d * (float)sc[2 * (bi % 8)], *min = d * (float)sc[2 * (bi % 8) + 1];
+}
+
+/* the formats of the int8 path: words per block, Q4_0-style nibbles (the low ones meet x's words
+ * 0..3, the high ones 4..7), the offset of every quant (Q4_0's are 8 more than their values, Q8_0's
+ * bytes 128 more, Q6_K's 32: a multiple of the sum of x's quants corrects it), and what the second
+ * float16 per block is: none, a min (Q4_K's, times the same sum) or the scale of the second 16
+ * values (Q6_K's, whose first 16 values have the first) */
+enum { SECOND_NONE, SECOND_MIN, SECOND_HALVES };
+static const struct {
+  int type, nw, nibbles, offset, second;
+  void (*block)(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min);
+} int8_formats[] = {
+    {TKC_GGML_Q4_0, 4, 1, -8, SECOND_NONE, int8_q4_0},
+    {TKC_GGML_Q8_0, 8, 0, -128, SECOND_NONE, int8_q8_0},
+    {TKC_GGML_Q4_K, 4, 1, 0, SECOND_MIN, int8_q4_k},
+    {TKC_GGML_Q6_K, 6, 1, -32, SECOND_HALVES, int8_q6_k},
+};
+
+static int int8_format(int ggml_type) {
+  for (int i = 0; i < (int)(sizeof int8_formats / sizeof int8_formats[0]); i++)
+    if (int8_formats[i].type == ggml_type) return i;
+  return -1;
+}
+
+int tkc_quant_has_int8(int ggml_type) { return int8_format(ggml_type) >= 0; }
+
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[3]) {
+  out[0] = out[1] = out[2] = NULL;
+  int fi = int8_format(ggml_type);
+  if (fi < 0) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0, Q8_0, Q4_K and Q6_K weights, not GGML type %d", ggml_type);
   tkc_ctx *ctx = tkc_tensor_ctx(packed);
   if (!ctx) return tkc_last_status();
   const tkc_quant_format *f = tkc_quant_format_of(ggml_type);
-  int64_t shape[2] = {rows, ncols}, nb = ncols / f->block_elems;
+  int64_t shape[2] = {rows, ncols}, nb = ncols / 32;
   int64_t nbytes = tkc_quant_nbytes(ggml_type, 2, shape);
   if (nbytes < 0) return tkc_last_status();
   if (tkc_ndim(packed) != 1 || tkc_numel(packed) != nbytes || tkc_dtype_of(packed) != TKC_UINT8 || nbytes == 0)
@@ -366,34 +449,39 @@ tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows
                    (long long)rows, (long long)ncols, (long long)nbytes);
   /* on the host, from a copy of the bytes: no kernel runs (a first product inside a tkc_jit capture
    * would otherwise record the repacking into every replay) */
-  int64_t nw = (f->block_bytes - 2) / 4, g = int8_group(nb), nc = nb / g;
+  int has_min = int8_formats[fi].second != SECOND_NONE;
+  int64_t nw = int8_formats[fi].nw, g = int8_group(nb), nc = nb / g, row_bytes = nbytes / rows;
   uint8_t *p = malloc((size_t)nbytes);
   uint32_t *words = malloc((size_t)(rows * nb * nw) * 4);
-  uint16_t *scales = malloc((size_t)(rows * nb) * 2);
-  tkc_status st = !p || !words || !scales ? tkc_err(TKC_ENOMEM, "%s weights (%lld, %lld): no memory to repack them", f->name, (long long)rows, (long long)ncols)
-                                          : tkc_copy_out(packed, p, (size_t)nbytes);
-  const uint32_t flip = ggml_type == TKC_GGML_Q8_0 ? 0x80808080u : 0; /* Q8_0's signed quants + 128 */
+  uint16_t *scales = malloc((size_t)(rows * nb) * 2), *mins = has_min ? malloc((size_t)(rows * nb) * 2) : NULL;
+  tkc_status st = !p || !words || !scales || (has_min && !mins)
+                      ? tkc_err(TKC_ENOMEM, "%s weights (%lld, %lld): no memory to repack them", f->name, (long long)rows, (long long)ncols)
+                      : tkc_copy_out(packed, p, (size_t)nbytes);
   for (int64_t blk = 0; !st && blk < rows * nb; blk++) {
-    const uint8_t *q = p + blk * f->block_bytes;
     int64_t r = blk / nb, bi = blk % nb, base = ((r * nc + bi / g) * nw) * g + bi % g;
-    scales[blk] = (uint16_t)(q[0] | q[1] << 8);
-    for (int64_t j = 0; j < nw; j++) {
-      const uint8_t *w = q + 2 + 4 * j;
-      words[base + j * g] = ((uint32_t)w[0] | (uint32_t)w[1] << 8 | (uint32_t)w[2] << 16 | (uint32_t)w[3] << 24) ^ flip;
-    }
+    uint32_t w[8];
+    float sc, mn;
+    int8_formats[fi].block(p + r * row_bytes, bi, w, &sc, &mn);
+    for (int64_t j = 0; j < nw; j++) words[base + j * g] = w[j];
+    /* as float16: exact for Q4_0 / Q8_0 (their scales are), within 2^-11 for a K-quant's products */
+    scales[blk] = tkc_f32_to_f16(sc);
+    if (has_min) mins[blk] = tkc_f32_to_f16(mn);
+    if (isinf(tkc_f16_to_f32(scales[blk])) || (has_min && isinf(tkc_f16_to_f32(mins[blk]))))
+      st = tkc_err(TKC_EUNSUPPORTED, "%s weights: a block's scale %g or min %g is beyond float16 (the int8 path keeps them so)", f->name, sc, mn);
   }
   if (!st) {
     out[0] = tkc_tensor_new(ctx, TKC_UINT32, 4, (const int64_t[]){rows, nc, nw, g}, words);
     out[1] = out[0] ? tkc_tensor_new(ctx, TKC_FLOAT16, 2, (const int64_t[]){rows, nb}, scales) : NULL;
-    st = out[1] ? TKC_OK : tkc_last_status();
+    out[2] = out[1] && has_min ? tkc_tensor_new(ctx, TKC_FLOAT16, 2, (const int64_t[]){rows, nb}, mins) : NULL;
+    st = out[1] && (!has_min || out[2]) ? TKC_OK : tkc_last_status();
   }
-  free(p), free(words), free(scales);
+  free(p), free(words), free(scales), free(mins);
   if (st) {
-    tkc_tensor_free(out[0]), tkc_tensor_free(out[1]);
-    out[0] = out[1] = NULL;
+    for (int i = 0; i < 3; i++) tkc_tensor_free(out[i]), out[i] = NULL;
     return st;
   }
-  tkc_unscope(out[0]), tkc_unscope(out[1]); /* the state's, not the scope's of the first product */
+  for (int i = 0; i < 3; i++)
+    if (out[i]) tkc_unscope(out[i]); /* the state's, not the scope's of the first product */
   return TKC_OK;
 }
 
@@ -433,24 +521,29 @@ tkc_status tkc_quant_int8_input(tkc_tensor *x, int64_t ncols, tkc_quant_int8_x *
   gs[nd - 1] = nb / g, gs[nd] = g, gs[nd + 1] = 8;
   out->words = contig(&b, swap_last(&b, reshape(&b, bitcast(&b, words_of(&b, bytes), TKC_INT32), nd + 2, gs)));
   out->sumq = contig(&b, rec(&b, tkc_sum(q, 1, &last_ax, 0)));
+  /* the sum of each block's first 16 (Q6_K's halves have scales of their own): lazy, computed only
+   * where a product reads it */
+  out->sumq_lo = contig(&b, rec(&b, tkc_sum(last(&b, q, 0, 16), 1, &last_ax, 0)));
   out->amax = reshape(&b, amax, nd, s);
-  tkc_tensor *keep[3] = {out->words, out->sumq, out->amax};
+  tkc_tensor *keep[4] = {out->words, out->sumq, out->amax, out->sumq_lo};
   for (int i = 0; i < b.n; i++)
-    if (b.t[i] != keep[0] && b.t[i] != keep[1] && b.t[i] != keep[2]) tkc_tensor_free(b.t[i]);
-  if (out->words && out->sumq && out->amax) return TKC_OK;
+    if (b.t[i] != keep[0] && b.t[i] != keep[1] && b.t[i] != keep[2] && b.t[i] != keep[3]) tkc_tensor_free(b.t[i]);
+  if (out->words && out->sumq && out->amax && out->sumq_lo) return TKC_OK;
   tkc_quant_int8_x_free(out);
   return tkc_last_status();
 }
 
 void tkc_quant_int8_x_free(tkc_quant_int8_x *x) {
-  tkc_tensor_free(x->words), tkc_tensor_free(x->sumq), tkc_tensor_free(x->amax);
+  tkc_tensor_free(x->words), tkc_tensor_free(x->sumq), tkc_tensor_free(x->amax), tkc_tensor_free(x->sumq_lo);
   *x = (tkc_quant_int8_x){0};
 }
 
-tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type) {
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[3], int ggml_type) {
   tkc_ctx *ctx = tkc_tensor_ctx(x->words);
   if (!ctx) return NULL;
-  int q4 = ggml_type == TKC_GGML_Q4_0, nd = tkc_ndim(x->sumq); /* (..., nb) */
+  int fi = int8_format(ggml_type), nd = tkc_ndim(x->sumq); /* (..., nb) */
+  if (fi < 0) return (void)tkc_err(TKC_EUNSUPPORTED, "int8 matmul: GGML type %d has no int8 path", ggml_type), NULL;
+  int nib = int8_formats[fi].nibbles, nw = int8_formats[fi].nw;
   int64_t g = tkc_dim(w[0], 3), nc = tkc_dim(w[0], 1);
   if (tkc_dim(x->sumq, nd - 1) != nc * g || tkc_dim(x->words, nd + 1) != g) {
     (void)tkc_err(TKC_ESHAPE, "int8 matmul: x quantized for %lld columns, the weight has %lld", 32 * (long long)tkc_dim(x->sumq, nd - 1),
@@ -462,20 +555,39 @@ tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w
   int64_t gs[QUANT_MAX_DIMS];
   for (int i = 0; i < nd - 1; i++) gs[i] = tkc_dim(x->sumq, i);
   gs[nd - 1] = nc, gs[nd] = g;
-  /* the offsets: Q4_0's quants are 8 more than their values, Q8_0's bytes 128 more */
-  tkc_tensor *sum = unsq(&b, reshape(&b, mul(&b, x->sumq, K(&b, TKC_INT32, q4 ? -8 : -128)), nd + 1, gs), -3);
+  tkc_tensor *sumq = unsq(&b, reshape(&b, x->sumq, nd + 1, gs), -3), *m = U32(&b, 0x0F0F0F0F);
   tkc_tensor *dx = unsq(&b, reshape(&b, rec(&b, tkc_div(x->amax, F32(&b, 127))), nd + 1, gs), -3);
   tkc_tensor *xw = unsq(&b, x->words, -4); /* (..., 1, nb / g, 8, g) */
-  /* the block's integer sum, word by word (an int32 sum, not a float one per word): Q4_0's word j
-   * holds the low nibbles that meet x's word j and the high ones that meet word 4 + j */
-  tkc_tensor *m = U32(&b, 0x0F0F0F0F);
-  for (int j = 0; j < (q4 ? 4 : 8); j++) {
-    tkc_tensor *wj = word(&b, w[0], j);
-    sum = add(&b, sum, rec(&b, tkc_dot4(q4 ? and_(&b, wj, m) : wj, word(&b, xw, j))));
-    if (q4) sum = add(&b, sum, rec(&b, tkc_dot4(and_(&b, shr(&b, wj, U32(&b, 4)), m), word(&b, xw, 4 + j))));
+  tkc_tensor *dw = reshape(&b, f32(&b, w[1]), 3, (int64_t[]){-1, nc, g}), *t;
+  if (int8_formats[fi].second == SECOND_HALVES) {
+    /* Q6_K: x's word k meets the 6-bit quants of the nibbles (word k's low ones, word k - 4's high
+     * ones) and 2 top bits from word 4 + k / 4; the two halves are summed and scaled apart */
+    tkc_tensor *half[2] = {NULL, NULL};
+    for (int k = 0; k < 8; k++) {
+      tkc_tensor *nibs = k < 4 ? and_(&b, word(&b, w[0], k), m) : and_(&b, shr(&b, word(&b, w[0], k - 4), U32(&b, 4)), m);
+      tkc_tensor *top = and_(&b, shr(&b, word(&b, w[0], 4 + k / 4), U32(&b, 2 * (k % 4))), U32(&b, 0x03030303));
+      tkc_tensor *p = rec(&b, tkc_dot4(or_(&b, nibs, shl(&b, top, U32(&b, 4))), word(&b, xw, k)));
+      half[k / 4] = half[k / 4] ? add(&b, half[k / 4], p) : p;
+    }
+    tkc_tensor *lo = unsq(&b, reshape(&b, x->sumq_lo, nd + 1, gs), -3), *c = K(&b, TKC_INT32, int8_formats[fi].offset);
+    half[0] = add(&b, half[0], mul(&b, lo, c));
+    half[1] = add(&b, half[1], mul(&b, sub(&b, sumq, lo), c));
+    tkc_tensor *dw2 = reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g});
+    t = add(&b, mul(&b, f32(&b, half[0]), dw), mul(&b, f32(&b, half[1]), dw2));
+  } else {
+    /* the block's integer sum, word by word (an int32 sum, not a float one per word): Q4_0's word j
+     * holds the low nibbles that meet x's word j and the high ones that meet word 4 + j */
+    tkc_tensor *sum = int8_formats[fi].offset ? mul(&b, sumq, K(&b, TKC_INT32, int8_formats[fi].offset)) : NULL;
+    for (int j = 0; j < nw; j++) {
+      tkc_tensor *wj = word(&b, w[0], j), *p = rec(&b, tkc_dot4(nib ? and_(&b, wj, m) : wj, word(&b, xw, j)));
+      sum = sum ? add(&b, sum, p) : p;
+      if (nib) sum = add(&b, sum, rec(&b, tkc_dot4(and_(&b, shr(&b, wj, U32(&b, 4)), m), word(&b, xw, 4 + j))));
+    }
+    t = mul(&b, f32(&b, sum), dw);
+    if (int8_formats[fi].second == SECOND_MIN) /* a K-quant's min, times the block's sum of x's quants */
+      t = sub(&b, t, mul(&b, f32(&b, sumq), reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g})));
   }
-  tkc_tensor *dw = reshape(&b, f32(&b, w[1]), 3, (int64_t[]){-1, nc, g});
-  tkc_tensor *t = mul(&b, mul(&b, f32(&b, sum), dx), dw); /* (..., rows, nb / g, g) */
+  t = mul(&b, t, dx); /* (..., rows, nb / g, g) */
   const int axes[2] = {-2, -1};
   return qb_done(&b, rec(&b, tkc_sum(t, 2, axes, 0)));
 }

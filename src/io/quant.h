@@ -45,13 +45,15 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
  * negative or variable dim, more than 2^55 elements, a last dim that is not whole blocks). */
 int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 
-/* The int8 path (quant.c has the scheme): whether ggml_type has it (Q4_0, Q8_0). */
+/* The int8 path (quant.c has the scheme): whether ggml_type has it (Q4_0, Q8_0, Q4_K, Q6_K). */
 int tkc_quant_has_int8(int ggml_type);
-/* The (rows, cols) weights in `packed` (as tkc_quant_dequantize takes them) repacked for it, realized
- * in packed's ctx: out[0] the quants as uint32 words (rows, words per block, blocks), out[1] the
- * float16 scales (rows, blocks). TKC_OK, or a status with out[] NULL (TKC_EUNSUPPORTED for another
- * type, TKC_ESHAPE for sizes that do not fit, an empty matrix too). */
-tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t cols, tkc_tensor *out[2]);
+/* The (rows, cols) weights in `packed` (as tkc_quant_dequantize takes them) repacked for it on the
+ * host (no kernel runs), realized in packed's ctx: out[0] the quants as uint32 words (rows, blocks /
+ * g, words per block, g), out[1] the float16 scale of each block of 32 (rows, blocks), out[2] its
+ * float16 min for Q4_K, the scale of its second 16 values for Q6_K (rows, blocks), else NULL. TKC_OK, or a status with out[] NULL
+ * (TKC_EUNSUPPORTED for another type or a K-quant scale beyond float16, TKC_ESHAPE for sizes that do
+ * not fit, an empty matrix too). */
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t cols, tkc_tensor *out[3]);
 /* x (..., cols) of a float dtype quantized for the int8 path (llama.cpp's Q8_0 activations: per
  * block of 32, d = max|x| / 127, q = round(x / d), half to even, 0 where d is 0), lazy: words
  * (..., blocks / g, 8, g) int32, the quants (4 bytes a word) grouped as the repacked weights of
@@ -59,13 +61,13 @@ tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows
  * max|x|. TKC_OK, or a status with every part NULL (TKC_ESHAPE: x's last dim is not cols, or x has
  * more than 5 dims; TKC_EDTYPE: x is not float). */
 typedef struct {
-  tkc_tensor *words, *sumq, *amax;
+  tkc_tensor *words, *sumq, *amax, *sumq_lo; /* sumq_lo: the sum of each block's first 16 quants */
 } tkc_quant_int8_x;
 tkc_status tkc_quant_int8_input(tkc_tensor *x, int64_t cols, tkc_quant_int8_x *out);
 void tkc_quant_int8_x_free(tkc_quant_int8_x *x);
 /* x @ w^T for x quantized by tkc_quant_int8_input and the repacked weights of ggml_type: (..., rows)
  * float32, lazy: one kernel of int8 dot products summed in int32 per block (tkc_dot4) and scaled in
  * float32. NULL + error (TKC_ESHAPE when x was quantized for another number of columns; another ctx). */
-tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type);
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[3], int ggml_type);
 
 #endif
