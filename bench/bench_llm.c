@@ -13,7 +13,7 @@
  *                                     RUNS timed passes of N_DECODE steps). One JSON object on stdout:
  *                                     the best run's tokens/s of each. LOGITS.bin: the prefill's last
  *                                     logits (float32), for a comparison with the peer. BENCH_LLM_INT8=1:
- *                                     Q4_0 / Q8_0 / Q4_K / Q6_K products in int8 (llama_model_set_int8).
+ *                                     quantized products in int8 (llama_model_set_int8).
  *   bench_llm --bandwidth MIB THREADS  the memory's read bandwidth: THREADS threads summing their part
  *                                     of a MIB MiB array (best of 5), and a copy's; one JSON object.
  *

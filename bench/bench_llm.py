@@ -124,8 +124,8 @@ def prompt_ids(n, n_vocab):
 
 
 def modes_of(kind, args):
-    """tkc's float products, and for Q4_0 / Q8_0 / Q4_K_M also its int8 ones (llama.cpp's scheme) unless --no-int8"""
-    return ["float"] + (["int8"] if kind in ("Q4_0", "Q8_0", "Q4_K_M") and not args.no_int8 else [])
+    """tkc's float products, and for a quantized file also its int8 ones (llama.cpp's scheme) unless --no-int8"""
+    return ["float"] + (["int8"] if kind not in ("F32", "F16", "BF16") and not args.no_int8 else [])
 
 
 def mode_env(mode):
@@ -214,7 +214,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2, help="tkc's and llama.cpp's threads (and the bandwidth measurement's)")
     ap.add_argument("--cache", default=os.environ.get("TKC_BENCH_LLM_DIR", os.path.join(tempfile.gettempdir(), "tkc-bench-llm")))
     ap.add_argument("--profile", action="store_true")
-    ap.add_argument("--no-int8", action="store_true", help="only the float products (no int8 rows for Q4_0 / Q8_0 / Q4_K_M)")
+    ap.add_argument("--no-int8", action="store_true", help="only the float products (no int8 rows for the quantized files)")
     ap.add_argument("--tiny", action="store_true", help="2 layers of 256, vocabulary 1000: a quick check of the wiring")
     args = ap.parse_args()
     if args.tiny:

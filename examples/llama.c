@@ -32,7 +32,7 @@ typedef struct options {
   int top_k;
   uint64_t seed;
   int64_t ctx;
-  int int8; /* --int8: the decode step's Q4_0 / Q8_0 / Q4_K / Q6_K products in int8 */
+  int int8; /* --int8: the decode step's quantized products in int8 */
 } options;
 
 static double now(void) {

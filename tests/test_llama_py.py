@@ -265,7 +265,7 @@ TOL_INT8 = 3e-2  # of the largest |logit|: the decode step's inputs quantized to
 
 
 def run_int8(driver, tmp, path, W, hp, label):
-    """the decode step in int8 (Q4_0 / Q8_0 / Q4_K / Q6_K products with x quantized per 32, as llama.cpp) on the host
+    """the decode step in int8 (quantized products with x quantized per 32, as llama.cpp) on the host
     devices: its logits within the quantization's error of the float reference, over the tokens it
     fed (greedy tokens may part from the reference's where two logits are that close)"""
     ran = 0
@@ -317,7 +317,7 @@ def main():
             W = write_model(path, hp, qt, rng, tied)
             chunks = [len(PROMPT)] + ([3] if qt == Q.F32 else [])  # F32: the prompt also in pieces (prefill at pos > 0)
             ran += run_file(driver, tmp, path, W, hp, qt.name + (" tied" if tied else ""), qt in INTERP_TYPES, chunks)
-            if qt in (Q.Q4_0, Q.Q8_0, Q.Q4_K, Q.Q6_K):
+            if qt not in (Q.F32, Q.F16, Q.BF16):  # every quantized type has the int8 path
                 ran += run_int8(driver, tmp, path, W, hp, qt.name + (" tied" if tied else ""))
         # K-quant files as llama.cpp writes them: an F32 file through its quantizer
         if llama_cpp is None:

@@ -8,7 +8,7 @@
  *  - a quantized matvec (1 x K . K x N) and matmul (M = 8) with the dequantization fused into it,
  *    against the same product of the dequantized weights realized first (float tolerance); the fused
  *    product must be one kernel over the packed bytes (the dequantization is not a kernel of its own);
- *  - the int8 path of Q4_0 / Q8_0 / Q4_K / Q6_K (weights repacked, x quantized to int8 per 32, tkc_dot4):
+ *  - the int8 path of Q4_0 / Q4_1 / Q5_0 / Q5_1 / Q8_0 / Q4_K / Q5_K / Q6_K (weights repacked, x quantized to int8 per 32, tkc_dot4):
  *    against a C reference of the same scheme (llama.cpp's ggml_vec_dot_q4_0_q8_0 / q8_0_q8_0; Q4_K's
  *    scale and min per 32, Q6_K's scales per 16, as float16) and within the
  *    quantization's bound of the float product, rows of 1 to 3 groupings of blocks, x with 1 and 3
@@ -401,15 +401,26 @@ static void ref_int8_matmul(int type, const uint8_t *wq, const float *x, int64_t
         /* the block's quants, scales (value i = scale[i] * q[i] - min) */
         int32_t wq32[32];
         float scale[32], minv = 0;
-        if (type == TKC_GGML_Q4_K) {
-          const uint8_t *p = wq + (c * nb + b) / 8 * f->block_bytes;
+        if (type == TKC_GGML_Q4_K || type == TKC_GGML_Q5_K) {
+          const uint8_t *p = wq + (c * nb + b) / 8 * f->block_bytes, *qs = p + (type == TKC_GGML_Q5_K ? 48 : 16);
           int j = (int)(b % 8);
           uint8_t sc, mn;
           ref_scale_min_k4(j, p + 4, &sc, &mn);
           /* as the int8 path keeps them: float16 (round to nearest even) */
           float s16 = (float)ref_half_value(tkc_f32_to_f16(ref_h(p) * sc));
           minv = (float)ref_half_value(tkc_f32_to_f16(ref_h(p + 2) * mn));
-          for (int i = 0; i < 32; i++) wq32[i] = j % 2 ? p[16 + 32 * (j / 2) + i] >> 4 : p[16 + 32 * (j / 2) + i] & 15, scale[i] = s16;
+          for (int i = 0; i < 32; i++) {
+            wq32[i] = j % 2 ? qs[32 * (j / 2) + i] >> 4 : qs[32 * (j / 2) + i] & 15, scale[i] = s16;
+            if (type == TKC_GGML_Q5_K) wq32[i] |= (p[16 + i] >> j & 1) << 4; /* bit j of qh[i] */
+          }
+        } else if (type == TKC_GGML_Q4_1 || type == TKC_GGML_Q5_0 || type == TKC_GGML_Q5_1) { /* d, [m,] [qh[4],] qs[16] */
+          const uint8_t *blk = wq + (c * nb + b) * f->block_bytes;
+          int has_m = type != TKC_GGML_Q5_0, has_h = type != TKC_GGML_Q4_1, at = 2 + 2 * has_m;
+          uint32_t h = has_h ? (uint32_t)blk[at] | (uint32_t)blk[at + 1] << 8 | (uint32_t)blk[at + 2] << 16 | (uint32_t)blk[at + 3] << 24 : 0;
+          const uint8_t *qs = blk + at + 4 * has_h;
+          minv = has_m ? -ref_h(blk + 2) : 0;
+          for (int i = 0; i < 32; i++)
+            wq32[i] = (int32_t)((i < 16 ? qs[i] & 15 : qs[i - 16] >> 4) | (h >> i & 1) << 4) - (type == TKC_GGML_Q5_0 ? 16 : 0), scale[i] = ref_h(blk);
         } else if (type == TKC_GGML_Q6_K) { /* ggml's dequantize_row_q6_K's loop over the super-block */
           const uint8_t *p = wq + (c * nb + b) / 8 * f->block_bytes, *ql = p, *qh = p + 128;
           int j = (int)(b % 8), q6[256];
@@ -489,9 +500,9 @@ static void test_int8_matmul(void **state) {
   tr_begin();
   FOR_EACH_DEVICE(dev, ctx) {
     int interp = !strcmp(dev, "INTERP");
-    const int types[4] = {TKC_GGML_Q4_0, TKC_GGML_Q8_0, TKC_GGML_Q4_K, TKC_GGML_Q6_K};
-    for (int t = 0; t < 4; t++) {
-      int kq = types[t] == TKC_GGML_Q4_K || types[t] == TKC_GGML_Q6_K;                           /* rows of whole 256-value super-blocks */
+    const int types[8] = {TKC_GGML_Q4_0, TKC_GGML_Q4_1, TKC_GGML_Q5_0, TKC_GGML_Q5_1, TKC_GGML_Q8_0, TKC_GGML_Q4_K, TKC_GGML_Q5_K, TKC_GGML_Q6_K};
+    for (int t = 0; t < 8; t++) {
+      int kq = tkc_quant_format_of(types[t])->block_elems == 256;                           /* rows of whole 256-value super-blocks */
       check_int8(ctx, dev, types[t], 2, 1, interp ? 8 : 64, 512);   /* 16 blocks a row: groups of 16 */
       check_int8(ctx, dev, types[t], 2, 2, 16, 768);                /* 24: groups of 8 */
       check_int8(ctx, dev, types[t], 3, 3, 8, kq ? 256 : 96);       /* 8: groups of 8 / 3: of 1; x (3, 1, k) */
@@ -507,10 +518,10 @@ static void test_int8_refusals(void **state) {
   uint8_t *data;
   int64_t shape[] = {4, 64};
   tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[3] = {NULL, NULL, NULL}, *v[2] = {NULL, NULL};
-  tkc_tensor *q41 = packed_tensor(ctx, TKC_GGML_Q4_1, 2, shape, 1, &data + 0);
+  tkc_tensor *f16w = packed_tensor(ctx, TKC_GGML_F16, 2, shape, 1, &data + 0);
   free(data);
-  assert_int_equal(tkc_quant_has_int8(TKC_GGML_Q4_1), 0);
-  assert_int_equal(tkc_quant_int8_repack(q41, TKC_GGML_Q4_1, 4, 64, w), TKC_EUNSUPPORTED);
+  assert_int_equal(tkc_quant_has_int8(TKC_GGML_F16), 0);
+  assert_int_equal(tkc_quant_int8_repack(f16w, TKC_GGML_F16, 4, 64, w), TKC_EUNSUPPORTED);
   assert_null(w[0]);
   assert_int_equal(tkc_quant_int8_repack(packed, TKC_GGML_Q4_0, 4, 96, w), TKC_ESHAPE); /* the bytes of another shape */
   assert_int_equal(tkc_quant_int8_repack(packed, TKC_GGML_Q4_0, 4, 48, w), TKC_ESHAPE); /* not whole blocks */
@@ -528,7 +539,7 @@ static void test_int8_refusals(void **state) {
   assert_null(tkc_quant_int8_matmul(&xq, w, TKC_GGML_Q4_0));
   assert_int_equal(tkc_last_status(), TKC_ESHAPE);
   tkc_quant_int8_x_free(&xq);
-  tkc_tensor *ts[] = {packed, q41, w[0], w[1], xi, x96, v[0]};
+  tkc_tensor *ts[] = {packed, f16w, w[0], w[1], xi, x96, v[0]};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
   tkc_ctx_free(ctx);
 }

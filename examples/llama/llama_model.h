@@ -72,7 +72,7 @@ tkc_status llama_prefill(llama_model *m, const int32_t *tokens, int n, int64_t p
  * later one replays its kernels with the token copied in and the position bound to the step's
  * variable. logits: n_vocab floats. */
 tkc_status llama_decode(llama_model *m, int32_t token, int64_t pos, float *logits);
-/* on nonzero: one token's products with Q4_0, Q8_0, Q4_K and Q6_K weights (the decode step's, a prefill of one)
+/* on nonzero: one token's products with quantized weights (the decode step's, a prefill of one)
  * quantize their input to int8 per 32 values and multiply in integers, as llama.cpp does
  * (tkc_state_matmul's TKC_MATMUL_INT8: faster, logits within about 1% of the float products); a
  * prefill of more tokens stays in float (as fast there). 0 (the default): float products. Drops a

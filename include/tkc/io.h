@@ -68,16 +68,18 @@ TKC_API const char *tkc_state_name(const tkc_state *s, int i);
 TKC_API tkc_tensor *tkc_state_get(tkc_state *s, const char *name);
 /* x @ w^T for the 2-D weight `name` ((out, in), a Linear's): x (..., in) gives (..., out), lazy.
  * flags 0: the same as tkc_matmul(x, tkc_transpose(tkc_state_get(s, name), 0, 1)) (a quantized
- * weight dequantizes inside the product). flags TKC_MATMUL_INT8 with a Q4_0, Q8_0, Q4_K or Q6_K weight: as
- * llama.cpp computes it, x is quantized to int8 per block of 32 values (one float scale each) and the
- * block products are int8 dot products summed in int32 (tkc_dot4: vpdpbusd on AVX-512 VNNI hosts,
- * dp4a on CUDA), scaled in float32: about 2.5x fewer instructions per weight byte than dequantizing
- * to float, results within about 1% of the float product (the quantization of x). The first such
- * call repacks the weight's blocks into 32-bit words and a scale array kept by the state (kernels,
- * about the size of the packed weight, realized once); other types ignore the flag. NULL +
- * tkc_last_error(): a NULL or unknown name (TKC_EINVAL), x NULL or of another ctx (TKC_EINVAL), a
- * weight that is not 2-D or an x whose last dim is not `in` (TKC_ESHAPE), an int8 x that is not of a
- * float dtype (TKC_EDTYPE), an unknown flag (TKC_EINVAL). */
+ * weight dequantizes inside the product). flags TKC_MATMUL_INT8 with a quantized weight (Q4_0, Q4_1,
+ * Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K): as llama.cpp computes it, x is quantized to int8 per block of
+ * 32 values (one float scale each) and the block products are int8 dot products summed in int32
+ * (tkc_dot4: vpdpbusd on AVX-512 VNNI hosts, dp4a on CUDA), scaled in float32: results within about
+ * 1% of the float product (the quantization of x); faster for a few rows of x (a decode step), not
+ * for many (a prefill: the float product there). The first such call repacks the weight on the host
+ * into 32-bit words of quants and float16 scales kept by the state (about the size of the packed
+ * weight; no kernel runs, so the first call may be inside a tkc_jit capture; K-quant scales rounded
+ * to float16); other types ignore the flag. NULL + tkc_last_error(): a NULL or unknown name
+ * (TKC_EINVAL), x NULL or of another ctx (TKC_EINVAL), a weight that is not 2-D or an x whose last dim
+ * is not `in` (TKC_ESHAPE), an int8 x that is not of a float dtype (TKC_EDTYPE), an unknown flag
+ * (TKC_EINVAL), a K-quant scale beyond float16 (TKC_EUNSUPPORTED). */
 #define TKC_MATMUL_INT8 1
 TKC_API tkc_tensor *tkc_state_matmul(tkc_state *s, const char *name, tkc_tensor *x, int flags);
 /* tkc_state_matmul of one x with n weights (the q, k and v of an attention, a gate and an up

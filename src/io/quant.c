@@ -296,7 +296,7 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
   return qb_done(&b, reshape(&b, values, ndim, shape));
 }
 
-/* ---------------------------------------------------------------- the int8 path (Q4_0, Q8_0, Q4_K, Q6_K)
+/* ---------------------------------------------------------------- the int8 path (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)
  * llama.cpp's CPU kernels multiply quantized weights with activations quantized to int8 (per block
  * of 32 values with a float scale: Q8_0; Q8_K for its K-quants), in integers: vpdpbusd / dp4a, 4
  * byte products per instruction. The same here in tensor ops, on every device (tkc_dot4):
@@ -353,78 +353,115 @@ static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
  * row's blocks are not a multiple of 16). */
 static int64_t int8_group(int64_t nb) { return nb % 16 == 0 ? 16 : nb % 8 == 0 ? 8 : nb % 4 == 0 ? 4 : 1; }
 
-/* ---- a block of 32 weights as the product reads it: nw words of quants (the bytes of tkc_dot4's
- * unsigned operand), and its scale and min (value = scale * (q + offset) - min) */
+/* ---- a block of 32 weights as the product reads it: its 32 quants q[i] (value i = scale * (q[i] +
+ * offset) - second, or with Q6_K's second scale for i >= 16), as a function per format, then packed
+ * into words (pack_block) */
 
 static float half_at(const uint8_t *p) { return tkc_f16_to_f32((uint16_t)(p[0] | p[1] << 8)); }
 static uint32_t le32(const uint8_t *p) { return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24; }
 
-static void int8_q4_0(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) { /* d, qs[16] */
+/* the nibbles of 16 bytes at qs: value i < 16 the low nibble of byte i, 16 + i its high one; the 5th
+ * bits (Q5_0, Q5_1) bit i of the uint32 at qh (NULL: none) */
+static void nibble_quants(const uint8_t *qs, const uint8_t *qh, uint8_t *q) {
+  uint32_t h = qh ? le32(qh) : 0;
+  for (int i = 0; i < 16; i++) q[i] = (uint8_t)((qs[i] & 15) | (h >> i & 1) << 4), q[16 + i] = (uint8_t)((qs[i] >> 4) | (h >> (16 + i) & 1) << 4);
+}
+
+static void int8_q4_0(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) { /* d, qs[16] */
   const uint8_t *p = row + bi * 18;
-  *scale = half_at(p), *min = 0;
-  for (int j = 0; j < 4; j++) w[j] = le32(p + 2 + 4 * j);
+  *scale = half_at(p), *second = 0;
+  nibble_quants(p + 2, NULL, q);
 }
-
-static void int8_q8_0(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) { /* d, int8 qs[32] */
+static void int8_q4_1(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) { /* d, m, qs[16]: d q + m */
+  const uint8_t *p = row + bi * 20;
+  *scale = half_at(p), *second = -half_at(p + 2);
+  nibble_quants(p + 4, NULL, q);
+}
+static void int8_q5_0(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) { /* d, qh[4], qs[16] */
+  const uint8_t *p = row + bi * 22;
+  *scale = half_at(p), *second = 0;
+  nibble_quants(p + 6, p + 2, q);
+}
+static void int8_q5_1(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) { /* d, m, qh[4], qs[16] */
+  const uint8_t *p = row + bi * 24;
+  *scale = half_at(p), *second = -half_at(p + 2);
+  nibble_quants(p + 8, p + 4, q);
+}
+static void int8_q8_0(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) { /* d, int8 qs[32] */
   const uint8_t *p = row + bi * 34;
-  *scale = half_at(p), *min = 0;
-  for (int j = 0; j < 8; j++) w[j] = le32(p + 2 + 4 * j) ^ 0x80808080u; /* + 128: unsigned */
+  *scale = half_at(p), *second = 0;
+  for (int i = 0; i < 32; i++) q[i] = p[2 + i] ^ 0x80; /* + 128: unsigned */
 }
 
-/* sub-block bi % 8 of a Q4_K super-block (d, dmin, scales[12], qs[128]): its 6-bit scale and min
- * (ggml's get_scale_min_k4), its quants (the low nibbles of the qs chunk bi / 2 for an even sub-block,
- * the high ones for an odd) moved into Q4_0's order: byte i = q[i] | q[16 + i] << 4 */
-static void int8_q4_k(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) {
-  const uint8_t *p = row + bi / 8 * 144, *sc = p + 4;
-  int j = (int)(bi % 8);
+/* sub-block bi % 8 of a Q4_K / Q5_K super-block (d, dmin, scales[12], [qh[32],] qs[128]): its 6-bit
+ * scale and min (ggml's get_scale_min_k4) and its quants: the low nibbles of the qs chunk bi / 2 for
+ * an even sub-block, the high ones for an odd; Q5_K's 5th bit of value l of sub-block j is bit j of
+ * qh[l] */
+static void k_quants(const uint8_t *p, int j, const uint8_t *qh, const uint8_t *qs, uint8_t *q, float *scale, float *second) {
+  const uint8_t *sc = p + 4;
   uint8_t s, m;
   if (j < 4) s = sc[j] & 63, m = sc[j + 4] & 63;
   else s = (uint8_t)((sc[j + 4] & 0xF) | ((sc[j - 4] >> 6) << 4)), m = (uint8_t)((sc[j + 4] >> 4) | ((sc[j] >> 6) << 4));
-  *scale = half_at(p) * (float)s, *min = half_at(p + 2) * (float)m;
-  const uint8_t *qs = p + 16 + 32 * (j / 2);
-  uint8_t q[32], b[16];
-  for (int l = 0; l < 32; l++) q[l] = j % 2 ? qs[l] >> 4 : qs[l] & 15;
-  for (int i = 0; i < 16; i++) b[i] = (uint8_t)(q[i] | q[16 + i] << 4);
-  for (int k = 0; k < 4; k++) w[k] = le32(b + 4 * k);
+  *scale = half_at(p) * (float)s, *second = half_at(p + 2) * (float)m;
+  for (int l = 0; l < 32; l++) q[l] = (uint8_t)((j % 2 ? qs[32 * (j / 2) + l] >> 4 : qs[32 * (j / 2) + l] & 15) | (qh ? (qh[l] >> j & 1) << 4 : 0));
+}
+static void int8_q4_k(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) {
+  const uint8_t *p = row + bi / 8 * 144;
+  k_quants(p, (int)(bi % 8), NULL, p + 16, q, scale, second);
+}
+static void int8_q5_k(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) {
+  const uint8_t *p = row + bi / 8 * 176;
+  k_quants(p, (int)(bi % 8), p + 16, p + 48, q, scale, second);
 }
 
 /* sub-blocks 2 (bi % 8) and 2 (bi % 8) + 1 of a Q6_K super-block (ql[128], qh[64], int8 scales[16],
- * d): the 6-bit quants q (value d * scale * (q - 32)) of its 32 values as Q4_0's nibble words (words
- * 0..3: the low 4 bits of values i and 16 + i in byte i) and two words of their top 2 bits (word
- * 4 + t, byte m, bits 2f: value 4 k + m of x's word k = 4 t + f, as x's words hold values 0..15 then
- * 16..31); scale: the first 16 values' d * scale, min: the second 16's */
-static void int8_q6_k(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min) {
+ * d): the 6-bit quants (value d * scale * (q - 32); ggml's dequantize_row_q6_K); scale: the first 16
+ * values' d * scale, second: the next 16's */
+static void int8_q6_k(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second) {
   const uint8_t *p = row + bi / 8 * 210, *ql = p, *qh = p + 128;
   const int8_t *sc = (const int8_t *)(p + 192);
-  uint8_t q[32], b[24] = {0};
-  for (int i = 0; i < 32; i++) { /* ggml's dequantize_row_q6_K, value v of the super-block */
+  for (int i = 0; i < 32; i++) {
     int v = 32 * (int)(bi % 8) + i, n = v / 128, l = v % 32, quarter = v % 128 / 32;
     int lo = quarter % 2 ? ql[64 * n + l + 32] : ql[64 * n + l];
     q[i] = (uint8_t)((quarter < 2 ? lo & 0xF : lo >> 4) | ((qh[32 * n + l] >> (2 * quarter)) & 3) << 4);
   }
-  for (int i = 0; i < 16; i++) b[i] = (uint8_t)((q[i] & 15) | (q[16 + i] & 15) << 4);
-  for (int k = 0; k < 8; k++)
-    for (int m = 0; m < 4; m++) b[16 + 4 * (k / 4) + m] |= (uint8_t)((q[(k < 4 ? 4 * k : 16 + 4 * (k - 4)) + m] >> 4) << (2 * (k % 4)));
-  for (int k = 0; k < 6; k++) w[k] = le32(b + 4 * k);
   float d = half_at(p + 208);
-  *scale = d * (float)sc[2 * (bi % 8)], *min = d * (float)sc[2 * (bi % 8) + 1];
+  *scale = d * (float)sc[2 * (bi % 8)], *second = d * (float)sc[2 * (bi % 8) + 1];
 }
 
-/* the formats of the int8 path: words per block, Q4_0-style nibbles (the low ones meet x's words
- * 0..3, the high ones 4..7), the offset of every quant (Q4_0's are 8 more than their values, Q8_0's
- * bytes 128 more, Q6_K's 32: a multiple of the sum of x's quants corrects it), and what the second
- * float16 per block is: none, a min (Q4_K's, times the same sum) or the scale of the second 16
- * values (Q6_K's, whose first 16 values have the first) */
+/* the formats of the int8 path: Q4_0-style nibbles or not (bytes: Q8_0), the top bits above a
+ * nibble (1: Q5's, 2: Q6_K's), the offset of every quant (a multiple of the sum of x's quants
+ * corrects it), and what the second float16 per block is: none, a min (value = scale q - min; Q4_1's
+ * and Q5_1's -m) or the scale of the second 16 values (Q6_K) */
 enum { SECOND_NONE, SECOND_MIN, SECOND_HALVES };
 static const struct {
-  int type, nw, nibbles, offset, second;
-  void (*block)(const uint8_t *row, int64_t bi, uint32_t *w, float *scale, float *min);
+  int type, nibbles, topbits, offset, second;
+  void (*block)(const uint8_t *row, int64_t bi, uint8_t *q, float *scale, float *second);
 } int8_formats[] = {
-    {TKC_GGML_Q4_0, 4, 1, -8, SECOND_NONE, int8_q4_0},
-    {TKC_GGML_Q8_0, 8, 0, -128, SECOND_NONE, int8_q8_0},
-    {TKC_GGML_Q4_K, 4, 1, 0, SECOND_MIN, int8_q4_k},
-    {TKC_GGML_Q6_K, 6, 1, -32, SECOND_HALVES, int8_q6_k},
+    {TKC_GGML_Q4_0, 1, 0, -8, SECOND_NONE, int8_q4_0},  {TKC_GGML_Q4_1, 1, 0, 0, SECOND_MIN, int8_q4_1},
+    {TKC_GGML_Q5_0, 1, 1, -16, SECOND_NONE, int8_q5_0}, {TKC_GGML_Q5_1, 1, 1, 0, SECOND_MIN, int8_q5_1},
+    {TKC_GGML_Q8_0, 0, 0, -128, SECOND_NONE, int8_q8_0}, {TKC_GGML_Q4_K, 1, 0, 0, SECOND_MIN, int8_q4_k},
+    {TKC_GGML_Q5_K, 1, 1, 0, SECOND_MIN, int8_q5_k},    {TKC_GGML_Q6_K, 1, 2, -32, SECOND_HALVES, int8_q6_k},
 };
+
+/* the words of a block (nibbles: 4 words, byte i = q[i] | q[16 + i] << 4, then the top bits: one word
+ * (topbits 1: byte m, bit k the top of value 4 k + m of x's word k, words 0..3 holding values 0..15,
+ * 4..7 values 16..31) or two (topbits 2: word k / 4, bits 2 (k % 4)); else 8 words of the bytes) */
+static int pack_block(const uint8_t *q, int nibbles, int topbits, uint32_t *w) {
+  if (!nibbles) {
+    for (int j = 0; j < 8; j++) w[j] = le32(q + 4 * j);
+    return 8;
+  }
+  uint8_t b[24] = {0};
+  for (int i = 0; i < 16; i++) b[i] = (uint8_t)((q[i] & 15) | (q[16 + i] & 15) << 4);
+  for (int k = 0; topbits && k < 8; k++)
+    for (int m = 0; m < 4; m++) {
+      int top = q[(k < 4 ? 4 * k : 16 + 4 * (k - 4)) + m] >> 4;
+      b[16 + 4 * (topbits == 2 ? k / 4 : 0) + m] |= (uint8_t)(top << (topbits == 2 ? 2 * (k % 4) : k));
+    }
+  for (int j = 0; j < 4 + topbits; j++) w[j] = le32(b + 4 * j);
+  return 4 + topbits;
+}
 
 static int int8_format(int ggml_type) {
   for (int i = 0; i < (int)(sizeof int8_formats / sizeof int8_formats[0]); i++)
@@ -437,7 +474,7 @@ int tkc_quant_has_int8(int ggml_type) { return int8_format(ggml_type) >= 0; }
 tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[3]) {
   out[0] = out[1] = out[2] = NULL;
   int fi = int8_format(ggml_type);
-  if (fi < 0) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0, Q8_0, Q4_K and Q6_K weights, not GGML type %d", ggml_type);
+  if (fi < 0) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K weights, not GGML type %d", ggml_type);
   tkc_ctx *ctx = tkc_tensor_ctx(packed);
   if (!ctx) return tkc_last_status();
   const tkc_quant_format *f = tkc_quant_format_of(ggml_type);
@@ -450,7 +487,7 @@ tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows
   /* on the host, from a copy of the bytes: no kernel runs (a first product inside a tkc_jit capture
    * would otherwise record the repacking into every replay) */
   int has_min = int8_formats[fi].second != SECOND_NONE;
-  int64_t nw = int8_formats[fi].nw, g = int8_group(nb), nc = nb / g, row_bytes = nbytes / rows;
+  int64_t nw = int8_formats[fi].nibbles ? 4 + int8_formats[fi].topbits : 8, g = int8_group(nb), nc = nb / g, row_bytes = nbytes / rows;
   uint8_t *p = malloc((size_t)nbytes);
   uint32_t *words = malloc((size_t)(rows * nb * nw) * 4);
   uint16_t *scales = malloc((size_t)(rows * nb) * 2), *mins = has_min ? malloc((size_t)(rows * nb) * 2) : NULL;
@@ -459,11 +496,13 @@ tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows
                       : tkc_copy_out(packed, p, (size_t)nbytes);
   for (int64_t blk = 0; !st && blk < rows * nb; blk++) {
     int64_t r = blk / nb, bi = blk % nb, base = ((r * nc + bi / g) * nw) * g + bi % g;
+    uint8_t q[32];
     uint32_t w[8];
     float sc, mn;
-    int8_formats[fi].block(p + r * row_bytes, bi, w, &sc, &mn);
+    int8_formats[fi].block(p + r * row_bytes, bi, q, &sc, &mn);
+    pack_block(q, int8_formats[fi].nibbles, int8_formats[fi].topbits, w);
     for (int64_t j = 0; j < nw; j++) words[base + j * g] = w[j];
-    /* as float16: exact for Q4_0 / Q8_0 (their scales are), within 2^-11 for a K-quant's products */
+    /* as float16: exact for the formats' own float16 scales, within 2^-11 for a K-quant's products */
     scales[blk] = tkc_f32_to_f16(sc);
     if (has_min) mins[blk] = tkc_f32_to_f16(mn);
     if (isinf(tkc_f16_to_f32(scales[blk])) || (has_min && isinf(tkc_f16_to_f32(mins[blk]))))
@@ -543,7 +582,7 @@ tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w
   if (!ctx) return NULL;
   int fi = int8_format(ggml_type), nd = tkc_ndim(x->sumq); /* (..., nb) */
   if (fi < 0) return (void)tkc_err(TKC_EUNSUPPORTED, "int8 matmul: GGML type %d has no int8 path", ggml_type), NULL;
-  int nib = int8_formats[fi].nibbles, nw = int8_formats[fi].nw;
+  int nib = int8_formats[fi].nibbles, topbits = int8_formats[fi].topbits, halves = int8_formats[fi].second == SECOND_HALVES;
   int64_t g = tkc_dim(w[0], 3), nc = tkc_dim(w[0], 1);
   if (tkc_dim(x->sumq, nd - 1) != nc * g || tkc_dim(x->words, nd + 1) != g) {
     (void)tkc_err(TKC_ESHAPE, "int8 matmul: x quantized for %lld columns, the weight has %lld", 32 * (long long)tkc_dim(x->sumq, nd - 1),
@@ -559,32 +598,30 @@ tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w
   tkc_tensor *dx = unsq(&b, reshape(&b, rec(&b, tkc_div(x->amax, F32(&b, 127))), nd + 1, gs), -3);
   tkc_tensor *xw = unsq(&b, x->words, -4); /* (..., 1, nb / g, 8, g) */
   tkc_tensor *dw = reshape(&b, f32(&b, w[1]), 3, (int64_t[]){-1, nc, g}), *t;
-  if (int8_formats[fi].second == SECOND_HALVES) {
-    /* Q6_K: x's word k meets the 6-bit quants of the nibbles (word k's low ones, word k - 4's high
-     * ones) and 2 top bits from word 4 + k / 4; the two halves are summed and scaled apart */
-    tkc_tensor *half[2] = {NULL, NULL};
-    for (int k = 0; k < 8; k++) {
-      tkc_tensor *nibs = k < 4 ? and_(&b, word(&b, w[0], k), m) : and_(&b, shr(&b, word(&b, w[0], k - 4), U32(&b, 4)), m);
-      tkc_tensor *top = and_(&b, shr(&b, word(&b, w[0], 4 + k / 4), U32(&b, 2 * (k % 4))), U32(&b, 0x03030303));
-      tkc_tensor *p = rec(&b, tkc_dot4(or_(&b, nibs, shl(&b, top, U32(&b, 4))), word(&b, xw, k)));
-      half[k / 4] = half[k / 4] ? add(&b, half[k / 4], p) : p;
+  /* the block's integer sum (int32, not a float sum per word), a half's for Q6_K: x's word k meets the
+   * quants of weight word k (Q8_0's bytes), or of the nibbles (word k's low ones, word k - 4's high
+   * ones) with their top bits from word 4 + (k / 4 for Q6_K) */
+  tkc_tensor *sum[2] = {NULL, NULL};
+  for (int k = 0; k < 8; k++) {
+    tkc_tensor *q = word(&b, w[0], k);
+    if (nib) q = k < 4 ? and_(&b, q, m) : and_(&b, shr(&b, word(&b, w[0], k - 4), U32(&b, 4)), m);
+    if (topbits) {
+      tkc_tensor *tw = word(&b, w[0], 4 + (topbits == 2 ? k / 4 : 0));
+      tkc_tensor *top = and_(&b, shr(&b, tw, U32(&b, topbits == 2 ? 2 * (k % 4) : k)), U32(&b, topbits == 2 ? 0x03030303 : 0x01010101));
+      q = or_(&b, q, shl(&b, top, U32(&b, 4)));
     }
-    tkc_tensor *lo = unsq(&b, reshape(&b, x->sumq_lo, nd + 1, gs), -3), *c = K(&b, TKC_INT32, int8_formats[fi].offset);
-    half[0] = add(&b, half[0], mul(&b, lo, c));
-    half[1] = add(&b, half[1], mul(&b, sub(&b, sumq, lo), c));
-    tkc_tensor *dw2 = reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g});
-    t = add(&b, mul(&b, f32(&b, half[0]), dw), mul(&b, f32(&b, half[1]), dw2));
+    tkc_tensor *p = rec(&b, tkc_dot4(q, word(&b, xw, k))), **s = &sum[halves && k >= 4];
+    *s = *s ? add(&b, *s, p) : p;
+  }
+  tkc_tensor *c = K(&b, TKC_INT32, int8_formats[fi].offset);
+  if (halves) {
+    tkc_tensor *lo = unsq(&b, reshape(&b, x->sumq_lo, nd + 1, gs), -3);
+    sum[0] = add(&b, sum[0], mul(&b, lo, c)), sum[1] = add(&b, sum[1], mul(&b, sub(&b, sumq, lo), c));
+    t = add(&b, mul(&b, f32(&b, sum[0]), dw), mul(&b, f32(&b, sum[1]), reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g})));
   } else {
-    /* the block's integer sum, word by word (an int32 sum, not a float one per word): Q4_0's word j
-     * holds the low nibbles that meet x's word j and the high ones that meet word 4 + j */
-    tkc_tensor *sum = int8_formats[fi].offset ? mul(&b, sumq, K(&b, TKC_INT32, int8_formats[fi].offset)) : NULL;
-    for (int j = 0; j < nw; j++) {
-      tkc_tensor *wj = word(&b, w[0], j), *p = rec(&b, tkc_dot4(nib ? and_(&b, wj, m) : wj, word(&b, xw, j)));
-      sum = sum ? add(&b, sum, p) : p;
-      if (nib) sum = add(&b, sum, rec(&b, tkc_dot4(and_(&b, shr(&b, wj, U32(&b, 4)), m), word(&b, xw, 4 + j))));
-    }
-    t = mul(&b, f32(&b, sum), dw);
-    if (int8_formats[fi].second == SECOND_MIN) /* a K-quant's min, times the block's sum of x's quants */
+    if (int8_formats[fi].offset) sum[0] = add(&b, sum[0], mul(&b, sumq, c));
+    t = mul(&b, f32(&b, sum[0]), dw);
+    if (int8_formats[fi].second == SECOND_MIN) /* the block's min, times the sum of x's quants */
       t = sub(&b, t, mul(&b, f32(&b, sumq), reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g})));
   }
   t = mul(&b, t, dx); /* (..., rows, nb / g, g) */

@@ -45,7 +45,7 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
  * negative or variable dim, more than 2^55 elements, a last dim that is not whole blocks). */
 int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 
-/* The int8 path (quant.c has the scheme): whether ggml_type has it (Q4_0, Q8_0, Q4_K, Q6_K). */
+/* The int8 path (quant.c has the scheme): whether ggml_type has it (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K). */
 int tkc_quant_has_int8(int ggml_type);
 /* The (rows, cols) weights in `packed` (as tkc_quant_dequantize takes them) repacked for it on the
  * host (no kernel runs), realized in packed's ctx: out[0] the quants as uint32 words (rows, blocks /

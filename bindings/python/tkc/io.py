@@ -110,7 +110,7 @@ class State(Owned):
         return [(n, self[n]) for n in self.names]
 
     def matmul(self, name, x, int8=False):
-        """x @ self[name].T for a 2-D (out, in) weight (tkc_state_matmul). int8=True: for Q4_0, Q8_0, Q4_K and Q6_K
+        """x @ self[name].T for a 2-D (out, in) weight (tkc_state_matmul). int8=True: for quantized weights (Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K, Q6_K)
         weights, x is quantized to int8 per 32 values and the products are int8 dot products, as
         llama.cpp computes them (within about 1% of the float product; other types ignore it)."""
         from ._tensor import Tensor

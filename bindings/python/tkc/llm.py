@@ -168,7 +168,7 @@ class Llama:
 
     def __init__(self, state, ctx, max_ctx=2048, own_ctx=False, int8=False):
         self.ctx, self.state, self._own_ctx = ctx, state, own_ctx
-        # one token's products with Q4_0 / Q8_0 / Q4_K / Q6_K weights in int8, x quantized per 32 values as
+        # one token's products with quantized weights in int8, x quantized per 32 values as
         # llama.cpp does (State.matmul(int8=True)); a prefill of more tokens stays in float
         self.int8 = bool(int8)
         self._jit = None
@@ -213,7 +213,7 @@ class Llama:
     def load(cls, path, device=None, ctx=None, max_ctx=2048, int8=False):
         """Loads path onto ctx, or onto a new Context of device (None: $TKC_DEVICE or the best one here;
         closed with the model). max_ctx > 0 caps the KV cache at that many positions (a file may say
-        128k); 0 takes the file's context_length. int8: the decode step's Q4_0 / Q8_0 / Q4_K / Q6_K products in int8
+        128k); 0 takes the file's context_length. int8: the decode step's quantized products in int8
         (faster; logits within about 1% of the float ones)."""
         if ctx is not None and device is not None and ctx.device != device:
             raise _fail("Llama.load: ctx is on %s, device says %s" % (ctx.device, device))
@@ -467,7 +467,7 @@ def _parse(argv):
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--device", default=None)
     p.add_argument("--ctx", type=int, default=2048, help="at most this many positions in the KV cache")
-    p.add_argument("--int8", action="store_true", help="the decode step's Q4_0 / Q8_0 / Q4_K / Q6_K products in int8 (as llama.cpp; faster)")
+    p.add_argument("--int8", action="store_true", help="the decode step's quantized products in int8 (as llama.cpp; faster)")
     a = p.parse_args(argv)
     if a.n < 0 or a.top_k < 0 or not 0 < a.top_p <= 1 or a.temp < 0 or a.ctx <= 0:
         p.error("--n, --top-k, --temp >= 0, 0 < --top-p <= 1, --ctx > 0")
