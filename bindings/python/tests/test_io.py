@@ -10,6 +10,14 @@ from tkc.errors import TkcError
 gguf = pytest.importorskip("gguf")
 
 
+def finish(w):
+    """writes the GGUF file a GGUFWriter collected"""
+    w.write_header_to_file()
+    w.write_kv_data_to_file()
+    w.write_tensors_to_file()
+    w.close()
+
+
 def test_gguf_state(tmp_path):
     path = tmp_path / "m.gguf"
     w = gguf.GGUFWriter(str(path), "llama")
@@ -20,10 +28,7 @@ def test_gguf_state(tmp_path):
     w.add_array("ids", [3, 4])
     a = np.arange(12, dtype=np.float32).reshape(3, 4)
     w.add_tensor("w", a)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     ctx = tkc.Context("INTERP")
     st = tkc.io.load_gguf(path, ctx)
     assert list(st) == ["w"] and len(st) == 1 and "w" in st
@@ -71,10 +76,7 @@ def test_state_matmul(tmp_path):
     src = rng.standard_normal((16, 96)).astype(np.float32)
     for name, qt in (("q4", gguf.GGMLQuantizationType.Q4_0), ("q8", gguf.GGMLQuantizationType.Q8_0)):
         w.add_tensor(name, gguf.quants.quantize(src, qt), raw_dtype=qt)
-    w.write_header_to_file()
-    w.write_kv_data_to_file()
-    w.write_tensors_to_file()
-    w.close()
+    finish(w)
     ctx = tkc.Context("CPU")
     st = tkc.io.load_gguf(path, ctx)
     x = rng.standard_normal((2, 96)).astype(np.float32)
