@@ -515,11 +515,11 @@ static void test_int8_refusals(void **state) {
   (void)state;
   tkc_ctx *ctx = tkc_ctx_new("CPU");
   assert_non_null(ctx);
-  uint8_t *data;
+  uint8_t *data, *data16;
   int64_t shape[] = {4, 64};
-  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[3] = {NULL, NULL, NULL}, *v[2] = {NULL, NULL};
-  tkc_tensor *f16w = packed_tensor(ctx, TKC_GGML_F16, 2, shape, 1, &data + 0);
-  free(data);
+  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[3] = {NULL, NULL, NULL};
+  tkc_tensor *f16w = packed_tensor(ctx, TKC_GGML_F16, 2, shape, 1, &data16);
+  free(data), free(data16);
   assert_int_equal(tkc_quant_has_int8(TKC_GGML_F16), 0);
   assert_int_equal(tkc_quant_int8_repack(f16w, TKC_GGML_F16, 4, 64, w), TKC_EUNSUPPORTED);
   assert_null(w[0]);
@@ -539,7 +539,7 @@ static void test_int8_refusals(void **state) {
   assert_null(tkc_quant_int8_matmul(&xq, w, TKC_GGML_Q4_0));
   assert_int_equal(tkc_last_status(), TKC_ESHAPE);
   tkc_quant_int8_x_free(&xq);
-  tkc_tensor *ts[] = {packed, f16w, w[0], w[1], xi, x96, v[0]};
+  tkc_tensor *ts[] = {packed, f16w, w[0], w[1], w[2], xi, x96};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
   tkc_ctx_free(ctx);
 }
