@@ -459,7 +459,7 @@ static void check_int8(tkc_ctx *ctx, const char *dev, int type, int xnd, int64_t
   const tkc_quant_format *f = tkc_quant_format_of(type);
   int64_t wshape[] = {n, k};
   uint8_t *data;
-  tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[3];
+  tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
   float *xv = malloc((size_t)(m * k) * 4), *got = malloc((size_t)(m * n) * 4), *fl = malloc((size_t)(m * n) * 4);
   double *want = malloc((size_t)(m * n) * 8), *bound = malloc((size_t)(m * n) * 8);
   for (int64_t i = 0; i < m * k; i++) xv[i] = (float)((int)(rnd() % 2001) - 1000) / 1000.0f;
@@ -517,7 +517,7 @@ static void test_int8_refusals(void **state) {
   assert_non_null(ctx);
   uint8_t *data, *data16;
   int64_t shape[] = {4, 64};
-  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[3] = {NULL, NULL, NULL};
+  tkc_tensor *packed = packed_tensor(ctx, TKC_GGML_Q4_0, 2, shape, 1, &data), *w[2] = {NULL, NULL};
   tkc_tensor *f16w = packed_tensor(ctx, TKC_GGML_F16, 2, shape, 1, &data16);
   free(data), free(data16);
   assert_int_equal(tkc_quant_has_int8(TKC_GGML_F16), 0);
@@ -539,7 +539,7 @@ static void test_int8_refusals(void **state) {
   assert_null(tkc_quant_int8_matmul(&xq, w, TKC_GGML_Q4_0));
   assert_int_equal(tkc_last_status(), TKC_ESHAPE);
   tkc_quant_int8_x_free(&xq);
-  tkc_tensor *ts[] = {packed, f16w, w[0], w[1], w[2], xi, x96};
+  tkc_tensor *ts[] = {packed, f16w, w[0], w[1], xi, x96};
   for (size_t i = 0; i < sizeof ts / sizeof ts[0]; i++) tkc_tensor_free(ts[i]);
   tkc_ctx_free(ctx);
 }
@@ -574,7 +574,7 @@ static void test_ptx_render(void **state) {
     int type = t ? TKC_GGML_Q8_0 : TKC_GGML_Q4_0;
     uint8_t *data;
     int64_t wshape[] = {64, 512};
-    tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[3];
+    tkc_tensor *packed = packed_tensor(ctx, type, 2, wshape, 1, &data), *w[2];
     free(data);
     TR_EXPECT(tkc_quant_int8_repack(packed, type, 64, 512, w) == TKC_OK, "int8 repack: %s", tkc_last_error());
     tkc_quant_int8_x xq;

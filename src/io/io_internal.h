@@ -22,7 +22,7 @@ typedef struct {
   tkc_dtype dtype;  /* what tkc_state_get gives */
   int ndim;
   int64_t shape[IO_MAX_DIMS];
-  tkc_tensor *int8[3]; /* the weight repacked for tkc_state_matmul's int8 path (quant.h), made at its first use */
+  tkc_tensor *int8[2]; /* the weight repacked for tkc_state_matmul's int8 path (quant.h), made at its first use */
 } io_entry;
 
 /* one GGUF metadata value, copied out of the file */

@@ -471,8 +471,8 @@ static int int8_format(int ggml_type) {
 
 int tkc_quant_has_int8(int ggml_type) { return int8_format(ggml_type) >= 0; }
 
-tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[3]) {
-  out[0] = out[1] = out[2] = NULL;
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t ncols, tkc_tensor *out[2]) {
+  out[0] = out[1] = NULL;
   int fi = int8_format(ggml_type);
   if (fi < 0) return tkc_err(TKC_EUNSUPPORTED, "the int8 path takes Q4_0, Q4_1, Q5_0, Q5_1, Q8_0, Q4_K, Q5_K and Q6_K weights, not GGML type %d", ggml_type);
   tkc_ctx *ctx = tkc_tensor_ctx(packed);
@@ -486,41 +486,39 @@ tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows
                    (long long)rows, (long long)ncols, (long long)nbytes);
   /* on the host, from a copy of the bytes: no kernel runs (a first product inside a tkc_jit capture
    * would otherwise record the repacking into every replay) */
-  int has_min = int8_formats[fi].second != SECOND_NONE;
+  int64_t ns = int8_formats[fi].second != SECOND_NONE ? 2 : 1; /* float16s per block */
   int64_t nw = int8_formats[fi].nibbles ? 4 + int8_formats[fi].topbits : 8, g = int8_group(nb), nc = nb / g, row_bytes = nbytes / rows;
   uint8_t *p = malloc((size_t)nbytes);
   uint32_t *words = malloc((size_t)(rows * nb * nw) * 4);
-  uint16_t *scales = malloc((size_t)(rows * nb) * 2), *mins = has_min ? malloc((size_t)(rows * nb) * 2) : NULL;
-  tkc_status st = !p || !words || !scales || (has_min && !mins)
-                      ? tkc_err(TKC_ENOMEM, "%s weights (%lld, %lld): no memory to repack them", f->name, (long long)rows, (long long)ncols)
-                      : tkc_copy_out(packed, p, (size_t)nbytes);
+  uint16_t *scales = malloc((size_t)(rows * nb * ns) * 2);
+  tkc_status st = !p || !words || !scales ? tkc_err(TKC_ENOMEM, "%s weights (%lld, %lld): no memory to repack them", f->name, (long long)rows, (long long)ncols)
+                                          : tkc_copy_out(packed, p, (size_t)nbytes);
   for (int64_t blk = 0; !st && blk < rows * nb; blk++) {
-    int64_t r = blk / nb, bi = blk % nb, base = ((r * nc + bi / g) * nw) * g + bi % g;
+    int64_t r = blk / nb, bi = blk % nb, group = r * nc + bi / g, base = group * nw * g + bi % g, sbase = group * ns * g + bi % g;
     uint8_t q[32];
     uint32_t w[8];
-    float sc, mn;
-    int8_formats[fi].block(p + r * row_bytes, bi, q, &sc, &mn);
+    float sc[2];
+    int8_formats[fi].block(p + r * row_bytes, bi, q, &sc[0], &sc[1]);
     pack_block(q, int8_formats[fi].nibbles, int8_formats[fi].topbits, w);
     for (int64_t j = 0; j < nw; j++) words[base + j * g] = w[j];
     /* as float16: exact for the formats' own float16 scales, within 2^-11 for a K-quant's products */
-    scales[blk] = tkc_f32_to_f16(sc);
-    if (has_min) mins[blk] = tkc_f32_to_f16(mn);
-    if (isinf(tkc_f16_to_f32(scales[blk])) || (has_min && isinf(tkc_f16_to_f32(mins[blk]))))
-      st = tkc_err(TKC_EUNSUPPORTED, "%s weights: a block's scale %g or min %g is beyond float16 (the int8 path keeps them so)", f->name, sc, mn);
+    for (int64_t k = 0; k < ns && !st; k++) {
+      scales[sbase + k * g] = tkc_f32_to_f16(sc[k]);
+      if (isinf(tkc_f16_to_f32(scales[sbase + k * g])))
+        st = tkc_err(TKC_EUNSUPPORTED, "%s weights: a block's scale or min %g is beyond float16 (the int8 path keeps them so)", f->name, sc[k]);
+    }
   }
   if (!st) {
     out[0] = tkc_tensor_new(ctx, TKC_UINT32, 4, (const int64_t[]){rows, nc, nw, g}, words);
-    out[1] = out[0] ? tkc_tensor_new(ctx, TKC_FLOAT16, 2, (const int64_t[]){rows, nb}, scales) : NULL;
-    out[2] = out[1] && has_min ? tkc_tensor_new(ctx, TKC_FLOAT16, 2, (const int64_t[]){rows, nb}, mins) : NULL;
-    st = out[1] && (!has_min || out[2]) ? TKC_OK : tkc_last_status();
+    out[1] = out[0] ? tkc_tensor_new(ctx, TKC_FLOAT16, 4, (const int64_t[]){rows, nc, ns, g}, scales) : NULL;
+    st = out[1] ? TKC_OK : tkc_last_status();
   }
-  free(p), free(words), free(scales), free(mins);
+  free(p), free(words), free(scales);
   if (st) {
-    for (int i = 0; i < 3; i++) tkc_tensor_free(out[i]), out[i] = NULL;
+    for (int i = 0; i < 2; i++) tkc_tensor_free(out[i]), out[i] = NULL;
     return st;
   }
-  for (int i = 0; i < 3; i++)
-    if (out[i]) tkc_unscope(out[i]); /* the state's, not the scope's of the first product */
+  tkc_unscope(out[0]), tkc_unscope(out[1]); /* the state's, not the scope's of the first product */
   return TKC_OK;
 }
 
@@ -577,7 +575,7 @@ void tkc_quant_int8_x_free(tkc_quant_int8_x *x) {
   *x = (tkc_quant_int8_x){0};
 }
 
-tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[3], int ggml_type) {
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type) {
   tkc_ctx *ctx = tkc_tensor_ctx(x->words);
   if (!ctx) return NULL;
   int fi = int8_format(ggml_type), nd = tkc_ndim(x->sumq); /* (..., nb) */
@@ -597,7 +595,8 @@ tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w
   tkc_tensor *sumq = unsq(&b, reshape(&b, x->sumq, nd + 1, gs), -3), *m = U32(&b, 0x0F0F0F0F);
   tkc_tensor *dx = unsq(&b, reshape(&b, rec(&b, tkc_div(x->amax, F32(&b, 127))), nd + 1, gs), -3);
   tkc_tensor *xw = unsq(&b, x->words, -4); /* (..., 1, nb / g, 8, g) */
-  tkc_tensor *dw = reshape(&b, f32(&b, w[1]), 3, (int64_t[]){-1, nc, g}), *t;
+  /* the block's scale and second float16, (rows, nb / g, g) each: a scale group and its second side by side */
+  tkc_tensor *sc = f32(&b, w[1]), *dw = word(&b, sc, 0), *t;
   /* the block's integer sum (int32, not a float sum per word), a half's for Q6_K: x's word k meets the
    * quants of weight word k (Q8_0's bytes), or of the nibbles (word k's low ones, word k - 4's high
    * ones) with their top bits from word 4 + (k / 4 for Q6_K) */
@@ -617,12 +616,12 @@ tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w
   if (halves) {
     tkc_tensor *lo = unsq(&b, reshape(&b, x->sumq_lo, nd + 1, gs), -3);
     sum[0] = add(&b, sum[0], mul(&b, lo, c)), sum[1] = add(&b, sum[1], mul(&b, sub(&b, sumq, lo), c));
-    t = add(&b, mul(&b, f32(&b, sum[0]), dw), mul(&b, f32(&b, sum[1]), reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g})));
+    t = add(&b, mul(&b, f32(&b, sum[0]), dw), mul(&b, f32(&b, sum[1]), word(&b, sc, 1)));
   } else {
     if (int8_formats[fi].offset) sum[0] = add(&b, sum[0], mul(&b, sumq, c));
     t = mul(&b, f32(&b, sum[0]), dw);
     if (int8_formats[fi].second == SECOND_MIN) /* the block's min, times the sum of x's quants */
-      t = sub(&b, t, mul(&b, f32(&b, sumq), reshape(&b, f32(&b, w[2]), 3, (int64_t[]){-1, nc, g})));
+      t = sub(&b, t, mul(&b, f32(&b, sumq), word(&b, sc, 1)));
   }
   t = mul(&b, t, dx); /* (..., rows, nb / g, g) */
   const int axes[2] = {-2, -1};

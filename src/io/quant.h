@@ -49,11 +49,12 @@ int64_t tkc_quant_nbytes(int ggml_type, int ndim, const int64_t *shape);
 int tkc_quant_has_int8(int ggml_type);
 /* The (rows, cols) weights in `packed` (as tkc_quant_dequantize takes them) repacked for it on the
  * host (no kernel runs), realized in packed's ctx: out[0] the quants as uint32 words (rows, blocks /
- * g, words per block, g), out[1] the float16 scale of each block of 32 (rows, blocks), out[2] its
- * float16 min for Q4_K, the scale of its second 16 values for Q6_K (rows, blocks), else NULL. TKC_OK, or a status with out[] NULL
+ * g, words per block, g), out[1] the float16 scale of each block of 32 and, for the formats with
+ * one, its second float16 (Q4_1 / Q5_1 / Q4_K / Q5_K's min, Q6_K's scale of the second 16 values),
+ * laid out as the words: (rows, blocks / g, 1 or 2, g). TKC_OK, or a status with out[] NULL
  * (TKC_EUNSUPPORTED for another type or a K-quant scale beyond float16, TKC_ESHAPE for sizes that do
  * not fit, an empty matrix too). */
-tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t cols, tkc_tensor *out[3]);
+tkc_status tkc_quant_int8_repack(tkc_tensor *packed, int ggml_type, int64_t rows, int64_t cols, tkc_tensor *out[2]);
 /* x (..., cols) of a float dtype quantized for the int8 path (llama.cpp's Q8_0 activations: per
  * block of 32, d = max|x| / 127, q = round(x / d), half to even, 0 where d is 0), lazy: words
  * (..., blocks / g, 8, g) int32, the quants (4 bytes a word) grouped as the repacked weights of
@@ -68,6 +69,6 @@ void tkc_quant_int8_x_free(tkc_quant_int8_x *x);
 /* x @ w^T for x quantized by tkc_quant_int8_input and the repacked weights of ggml_type: (..., rows)
  * float32, lazy: one kernel of int8 dot products summed in int32 per block (tkc_dot4) and scaled in
  * float32. NULL + error (TKC_ESHAPE when x was quantized for another number of columns; another ctx). */
-tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[3], int ggml_type);
+tkc_tensor *tkc_quant_int8_matmul(const tkc_quant_int8_x *x, tkc_tensor *const w[2], int ggml_type);
 
 #endif

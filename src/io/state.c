@@ -321,7 +321,6 @@ void tkc_state_free(tkc_state *s) {
     tkc_tensor_free(s->e[i].t);
     tkc_tensor_free(s->e[i].int8[0]);
     tkc_tensor_free(s->e[i].int8[1]);
-    tkc_tensor_free(s->e[i].int8[2]);
     free(s->e[i].name);
   }
   for (int i = 0; i < s->nkv; i++) {
