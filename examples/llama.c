@@ -11,8 +11,8 @@
  * BPE; the generated text is printed too); --tokens: the prompt as token ids (default: the file's BOS
  * token, else 1); --n: tokens to generate
  * (it stops early at the file's EOS token); --ctx: at most this many positions in the KV cache
- * (default: the file's context_length, capped at 2048); --int8: the decode step's products with Q4_0 /
- * Q8_0 weights in int8, the input quantized per 32 values as llama.cpp does (tkc_state_matmuls;
+ * (default: the file's context_length, capped at 2048); --int8: the decode step's products with
+ * quantized weights in int8, the input quantized per 32 values as llama.cpp does (tkc_state_matmuls;
  * faster, logits within about 1% of the float products). Prints the generated ids, then the tokens/s
  * of the prefill (run twice: the second, with its kernels built, is timed) and of the decode (the first
  * decode step, which captures and compiles, apart). */

@@ -298,9 +298,10 @@ static int linears(const llama_model *m, tkc_tensor *x, int64_t l, int n, tkc_te
     for (int i = 0; i < n; i++) ok &= (out[i] = tkc_matmul(x, w[i])) != NULL;
     return ok ? 0 : -1;
   }
-  char names[3][96];
+  char names[3][96]; /* the callers' q, k, v at most */
   const char *np[3];
-  for (int i = 0; i < n && i < 3; i++) {
+  if (n > 3) return fail("llama: %d products of one input (3 at most)", n), -1;
+  for (int i = 0; i < n; i++) {
     if (l < 0) snprintf(names[i], sizeof names[i], "%s", m->out_name);
     else snprintf(names[i], sizeof names[i], "blk.%lld.%s", (long long)l, suffix[i]);
     np[i] = names[i];

@@ -74,15 +74,34 @@ static tkc_tensor *reshape(qb *b, tkc_tensor *x, int ndim, const int64_t *shape)
 static tkc_tensor *rows2(qb *b, tkc_tensor *x, int64_t n1) { return reshape(b, x, 2, (int64_t[]){-1, n1}); }
 static tkc_tensor *rows3(qb *b, tkc_tensor *x, int64_t n1, int64_t n2) { return reshape(b, x, 3, (int64_t[]){-1, n1, n2}); }
 
-/* bytes [lo, hi) of every block: (nblocks, hi - lo) */
-static tkc_tensor *cols(qb *b, tkc_tensor *blocks, int64_t lo, int64_t hi) {
-  return rec(b, tkc_shrink(blocks, (int64_t[]){0, tkc_dim(blocks, 0), lo, hi}));
+/* x (..., n) shrunk to [lo, hi) on its last axis: bytes [lo, hi) of every block of (nblocks, bytes) */
+static tkc_tensor *last(qb *b, tkc_tensor *x, int64_t lo, int64_t hi) {
+  int nd = tkc_ndim(x);
+  int64_t r[2 * QUANT_MAX_DIMS + 2];
+  for (int i = 0; i < nd; i++) r[2 * i] = 0, r[2 * i + 1] = tkc_dim(x, i);
+  r[2 * nd - 2] = lo, r[2 * nd - 1] = hi;
+  return rec(b, tkc_shrink(x, r));
 }
+
+/* the bytes x (..., 4 k) of uint8 or uint32 (low byte used) as k little-endian uint32 words (..., k) */
+static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
+  int nd = tkc_ndim(x);
+  int64_t s[QUANT_MAX_DIMS + 1];
+  for (int i = 0; i < nd - 1; i++) s[i] = tkc_dim(x, i);
+  s[nd - 1] = tkc_dim(x, nd - 1) / 4, s[nd] = 4;
+  tkc_tensor *x4 = reshape(b, x, nd + 1, s), *w = NULL;
+  for (int i = 0; i < 4; i++) {
+    tkc_tensor *byte = cast(b, last(b, x4, i, i + 1), TKC_UINT32);
+    w = i ? or_(b, w, shl(b, byte, U32(b, 8 * i))) : byte;
+  }
+  return reshape(b, w, nd, s); /* the trailing 1 dropped */
+}
+
 
 /* the little-endian uint16 at byte off of every block: (nblocks, 1) */
 static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
-  tkc_tensor *lo = cast(b, cols(b, blocks, off, off + 1), TKC_UINT16);
-  tkc_tensor *hi = cast(b, cols(b, blocks, off + 1, off + 2), TKC_UINT16);
+  tkc_tensor *lo = cast(b, last(b, blocks, off, off + 1), TKC_UINT16);
+  tkc_tensor *hi = cast(b, last(b, blocks, off + 1, off + 2), TKC_UINT16);
   /* tkc_bitcast keeps the element size, so the two bytes are joined by a shift, not reinterpreted */
   return or_(b, lo, shl(b, hi, K(b, TKC_UINT16, 8)));
 }
@@ -107,12 +126,12 @@ static tkc_tensor *unpack(qb *b, tkc_tensor *x, int bits) {
 
 /* 4-bit quants of bytes [lo, lo + 16): value j < 16 is the low nibble of byte j, value 16 + j its
  * high nibble (Q4_0, Q4_1, Q5_0, Q5_1): (nblocks, 32) uint32 */
-static tkc_tensor *nibbles32(qb *b, tkc_tensor *blocks, int64_t lo) { return rows2(b, unpack(b, cols(b, blocks, lo, lo + 16), 4), 32); }
+static tkc_tensor *nibbles32(qb *b, tkc_tensor *blocks, int64_t lo) { return rows2(b, unpack(b, last(b, blocks, lo, lo + 16), 4), 32); }
 
 /* the 5th bits of Q5_0 / Q5_1: bit j of the little-endian uint32 at bytes [lo, lo + 4) belongs to
  * value j, moved to bit 4: (nblocks, 32) uint32 */
 static tkc_tensor *high_bits32(qb *b, tkc_tensor *blocks, int64_t lo) {
-  tkc_tensor *bits = unpack(b, cols(b, blocks, lo, lo + 4), 1); /* [k, i] = bit k of byte i */
+  tkc_tensor *bits = unpack(b, last(b, blocks, lo, lo + 4), 1); /* [k, i] = bit k of byte i */
   tkc_tensor *by_value = rows2(b, rec(b, tkc_transpose(bits, 1, 2)), 32);
   return shl(b, by_value, U32(b, 4));
 }
@@ -120,7 +139,7 @@ static tkc_tensor *high_bits32(qb *b, tkc_tensor *blocks, int64_t lo) {
 /* ---------------------------------------------------------------- the formats */
 
 static tkc_tensor *deq_q8_0(qb *b, tkc_tensor *blocks) { /* d, int8 qs[32]: d * q */
-  return mul(b, f32(b, bitcast(b, cols(b, blocks, 2, 34), TKC_INT8)), f16_at(b, blocks, 0));
+  return mul(b, f32(b, bitcast(b, last(b, blocks, 2, 34), TKC_INT8)), f16_at(b, blocks, 0));
 }
 
 static tkc_tensor *deq_q4_0(qb *b, tkc_tensor *blocks) { /* d, qs[16]: (q - 8) * d */
@@ -153,11 +172,11 @@ static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, t
   tkc_tensor *h = reshape(b, rec(b, tkc_arange(b->ctx, TKC_UINT8, 0, 2, 1)), 3, (int64_t[]){2, 1, 1});
   tkc_tensor *mask = shr(b, U8(b, 63), shl(b, h, U8(b, 1)));
   /* bytes [lo, lo + 16) as (nblocks, 2, 2, 4), row 0 of each pair: c0 (h = 0) and c2 (h = 1) */
-  tkc_tensor *pairs = reshape(b, cols(b, blocks, lo, lo + 16), 4, (int64_t[]){-1, 2, 2, 4});
+  tkc_tensor *pairs = reshape(b, last(b, blocks, lo, lo + 16), 4, (int64_t[]){-1, 2, 2, 4});
   tkc_tensor *a = reshape(b, rec(b, tkc_shrink(pairs, (int64_t[]){0, tkc_dim(pairs, 0), 0, 2, 0, 1, 0, 4})), 4, (int64_t[]){-1, 2, 4, 1});
-  tkc_tensor *bb = reshape(b, cols(b, blocks, lo + 4, lo + 12), 4, (int64_t[]){-1, 2, 4, 1}); /* c1, c2 */
-  tkc_tensor *c0 = reshape(b, cols(b, blocks, lo, lo + 4), 4, (int64_t[]){-1, 1, 4, 1});
-  tkc_tensor *c1 = reshape(b, cols(b, blocks, lo + 4, lo + 8), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *bb = reshape(b, last(b, blocks, lo + 4, lo + 12), 4, (int64_t[]){-1, 2, 4, 1}); /* c1, c2 */
+  tkc_tensor *c0 = reshape(b, last(b, blocks, lo, lo + 4), 4, (int64_t[]){-1, 1, 4, 1});
+  tkc_tensor *c1 = reshape(b, last(b, blocks, lo + 4, lo + 8), 4, (int64_t[]){-1, 1, 4, 1});
   tkc_tensor *c4 = U8(b, 4), *c6 = U8(b, 6);
   tkc_tensor *sc = or_(b, and_(b, a, mask), mul(b, shl(b, shr(b, c0, c6), c4), h));
   tkc_tensor *m = or_(b, and_(b, shr(b, bb, shl(b, h, U8(b, 2))), mask), mul(b, shl(b, shr(b, c1, c6), c4), h));
@@ -171,7 +190,7 @@ static void k_scales(qb *b, tkc_tensor *blocks, int64_t lo, tkc_tensor **d_sc, t
 /* The 4-bit quants of a Q4_K / Q5_K super-block, 128 bytes at lo: 4 chunks of 32 bytes, each the low
  * nibbles (sub-block 2c) then the high nibbles (2c + 1): (nblocks, 8, 32) uint32 by sub-block */
 static tkc_tensor *k_nibbles(qb *b, tkc_tensor *blocks, int64_t lo) {
-  return rows3(b, unpack(b, rows3(b, cols(b, blocks, lo, lo + 128), 4, 32), 4), 8, 32);
+  return rows3(b, unpack(b, rows3(b, last(b, blocks, lo, lo + 128), 4, 32), 4), 8, 32);
 }
 
 static tkc_tensor *deq_q4_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12], qs[128]: d sc q - dmin m */
@@ -185,7 +204,7 @@ static tkc_tensor *deq_q5_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12],
   tkc_tensor *d_sc, *dmin_m;
   k_scales(b, blocks, 4, &d_sc, &dmin_m);
   /* the 5th bit of value l of sub-block k is bit k of qh[l] */
-  tkc_tensor *high = shl(b, unpack(b, cols(b, blocks, 16, 48), 1), U32(b, 4));
+  tkc_tensor *high = shl(b, unpack(b, last(b, blocks, 16, 48), 1), U32(b, 4));
   tkc_tensor *q = or_(b, k_nibbles(b, blocks, 48), high);
   return rows2(b, sub(b, mul(b, d_sc, f32(b, q)), dmin_m), 256);
 }
@@ -193,21 +212,17 @@ static tkc_tensor *deq_q5_k(qb *b, tkc_tensor *blocks) { /* d, dmin, scales[12],
 static tkc_tensor *deq_q6_k(qb *b, tkc_tensor *blocks) { /* ql[128], qh[64], int8 scales[16], d */
   /* two halves of 128 values; in half n, group g (32 values) takes the low (g < 2) or high nibble of
    * ql[64 n + 32 (g % 2) + l] and bits 2g, 2g + 1 of qh[32 n + l] */
-  tkc_tensor *low = rows2(b, unpack(b, rows3(b, cols(b, blocks, 0, 128), 2, 64), 4), 256);
-  tkc_tensor *high = rows2(b, unpack(b, rows3(b, cols(b, blocks, 128, 192), 2, 32), 2), 256);
+  tkc_tensor *low = rows2(b, unpack(b, rows3(b, last(b, blocks, 0, 128), 2, 64), 4), 256);
+  tkc_tensor *high = rows2(b, unpack(b, rows3(b, last(b, blocks, 128, 192), 2, 32), 2), 256);
   tkc_tensor *q = sub(b, f32(b, or_(b, low, shl(b, high, U32(b, 4)))), F32(b, 32));
   /* one int8 scale per 16 values */
-  tkc_tensor *sc = unsq(b, f32(b, bitcast(b, cols(b, blocks, 192, 208), TKC_INT8)), -1);
+  tkc_tensor *sc = unsq(b, f32(b, bitcast(b, last(b, blocks, 192, 208), TKC_INT8)), -1);
   tkc_tensor *d_sc = mul(b, unsq(b, f16_at(b, blocks, 208), -1), sc); /* (nblocks, 16, 1) */
   return rows2(b, mul(b, d_sc, rows3(b, q, 16, 16)), 256);
 }
 
 /* the plain float types: blocks of one value */
-static tkc_tensor *deq_f32(qb *b, tkc_tensor *blocks) {
-  tkc_tensor *u = cast(b, cols(b, blocks, 0, 1), TKC_UINT32);
-  for (int i = 1; i < 4; i++) u = or_(b, u, shl(b, cast(b, cols(b, blocks, i, i + 1), TKC_UINT32), K(b, TKC_UINT32, 8 * i)));
-  return bitcast(b, u, TKC_FLOAT32);
-}
+static tkc_tensor *deq_f32(qb *b, tkc_tensor *blocks) { return bitcast(b, words_of(b, blocks), TKC_FLOAT32); }
 static tkc_tensor *deq_f16(qb *b, tkc_tensor *blocks) { return f16_at(b, blocks, 0); }
 static tkc_tensor *deq_bf16(qb *b, tkc_tensor *blocks) { /* the high half of a float32 */
   return bitcast(b, shl(b, cast(b, u16_at(b, blocks, 0), TKC_UINT32), K(b, TKC_UINT32, 16)), TKC_FLOAT32);
@@ -319,33 +334,10 @@ tkc_tensor *tkc_quant_dequantize(tkc_tensor *packed, int ggml_type, int ndim, co
 
 static tkc_tensor *contig(qb *b, tkc_tensor *x) { return rec(b, tkc_contiguous(x)); }
 
-/* x (..., n) shrunk to [lo, hi) on its last axis */
-static tkc_tensor *last(qb *b, tkc_tensor *x, int64_t lo, int64_t hi) {
-  int nd = tkc_ndim(x);
-  int64_t r[2 * QUANT_MAX_DIMS + 2];
-  for (int i = 0; i < nd; i++) r[2 * i] = 0, r[2 * i + 1] = tkc_dim(x, i);
-  r[2 * nd - 2] = lo, r[2 * nd - 1] = hi;
-  return rec(b, tkc_shrink(x, r));
-}
-
 /* x (..., n, m) with its last two axes swapped */
 static tkc_tensor *swap_last(qb *b, tkc_tensor *x) {
   int nd = tkc_ndim(x);
   return rec(b, tkc_transpose(x, nd - 2, nd - 1));
-}
-
-/* the bytes x (..., 4 k) of uint8 or uint32 (low byte used) as k little-endian uint32 words (..., k) */
-static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
-  int nd = tkc_ndim(x);
-  int64_t s[QUANT_MAX_DIMS + 1];
-  for (int i = 0; i < nd - 1; i++) s[i] = tkc_dim(x, i);
-  s[nd - 1] = tkc_dim(x, nd - 1) / 4, s[nd] = 4;
-  tkc_tensor *x4 = reshape(b, x, nd + 1, s), *w = NULL;
-  for (int i = 0; i < 4; i++) {
-    tkc_tensor *byte = shl(b, cast(b, last(b, x4, i, i + 1), TKC_UINT32), U32(b, 8 * i));
-    w = i ? or_(b, w, byte) : byte;
-  }
-  return reshape(b, w, nd, s); /* the trailing 1 dropped */
 }
 
 /* Blocks are grouped by g, the vector width the kernel reads them at: a weight is stored (rows,

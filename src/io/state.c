@@ -241,8 +241,7 @@ tkc_tensor *tkc_state_get(tkc_state *s, const char *name) {
   return e->packed ? io_gguf_dequantize(e) : tkc_tensor_ref(e->t);
 }
 
-/* the entry `name` if x (of the state's ctx, or NULL: no check) can multiply it: a 2-d weight whose
- * `in` is x's last dim */
+/* the entry `name` if x can multiply it: a 2-d weight whose `in` is x's last dim */
 static io_entry *matmul_weight(tkc_state *s, const char *name, tkc_tensor *x, const char *fn) {
   io_entry *e = (io_entry *)find_or_err(s, name, fn);
   if (!e) return NULL;
