@@ -157,11 +157,48 @@ static void test_deep_and_wide_cuts(void **state) {
   assert_true(out[0] == want && out[1] == 2 * want && out[2] == 70);
 }
 
+/* A reduce's epilogue read by two kernels at one node, one of them through a pad and a shrink (a
+ * ResNet block's output h = f(x @ w1), copied padded for the next conv and read by the skip
+ * connection's add): h's kernel computes the matmul too, whichever reader is built first (3 kernels:
+ * h, the padded copy, the next product with the add; it was 4: the matmul alone, then h) */
+static void test_epilogue_read_through_a_view(void **state) {
+  (void)state;
+  enum { R = 6, C = 8 };
+  href a, w1, w2;
+  tkc_tensor *ta = input(TKC_FLOAT32, 2, (const int64_t[]){R, C}, &a, TR_DOM_ANY);
+  tkc_tensor *tw1 = input(TKC_FLOAT32, 2, (const int64_t[]){C, C}, &w1, TR_DOM_ANY);
+  tkc_tensor *tw2 = input(TKC_FLOAT32, 2, (const int64_t[]){C, C}, &w2, TR_DOM_ANY);
+  double h[R][C], y[R * C];
+  for (int i = 0; i < R; i++)
+    for (int j = 0; j < C; j++) {
+      double acc = 0;
+      for (int k = 0; k < C; k++) acc += a.v[i * C + k].f * w1.v[k * C + j].f;
+      h[i][j] = exp(acc);
+    }
+  for (int i = 0; i < R; i++) /* the next layer reads h a row down (row 0 padded) */
+    for (int j = 0; j < C; j++) {
+      double acc = 0;
+      for (int k = 0; k < C && i > 0; k++) acc += h[i - 1][k] * w2.v[k * C + j].f;
+      y[i * C + j] = acc + h[i][j] > 0 ? acc + h[i][j] : 0;
+    }
+  for (int order = 0; order < 2; order++) {
+    tkc_tensor *th = tkc_exp(tkc_matmul(ta, tw1)); /* (exp(0) != 0: the pad is computed after h) */
+    tkc_tensor *down = tkc_contiguous(tkc_shrink(tkc_pad(th, (const int64_t[]){1, 1, 0, 0}, 0), (const int64_t[]){0, R, 0, C}));
+    tkc_tensor *next = tkc_matmul(down, tw2);
+    tkc_tensor *out = tkc_relu(order ? tkc_add(th, next) : tkc_add(next, th));
+    assert_int_equal(nkernels(out), 3);
+    href want = tr_from_doubles(TKC_FLOAT32, 2, (const int64_t[]){R, C}, y);
+    expect(out, &want, order ? "relu(h + down(h) @ w2)" : "relu(down(h) @ w2 + h)");
+  }
+  tr_free(&a), tr_free(&w1), tr_free(&w2);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fusion),
       cmocka_unit_test(test_shared_subgraph_once),
       cmocka_unit_test(test_deep_and_wide_cuts),
+      cmocka_unit_test(test_epilogue_read_through_a_view),
   };
   return cmocka_run_group_tests(tests, kb_setup, kb_teardown);
 }

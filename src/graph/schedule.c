@@ -209,10 +209,15 @@ fail:
   return NULL;
 }
 
-/* a reader's view of c: its base (past movement ops), and whether a move other than a reshape is on the way */
+/* a reader's view of c: its base (past movement ops), and which moves are on the way: VIEW_MOVED a
+ * move other than a reshape, VIEW_FOREIGN also one other than an expand (never a nested read) */
+enum { VIEW_MOVED = 1, VIEW_FOREIGN = 2 };
 static const tkc_lazy *view_base(const tkc_lazy *c, char *view) {
   *view = 0;
-  for (; c->kind == TKC_LZ_MOVE; c = c->src[0]) *view |= c->op != TKC_OP_RESHAPE;
+  for (; c->kind == TKC_LZ_MOVE; c = c->src[0]) {
+    if (c->op != TKC_OP_RESHAPE) *view |= VIEW_MOVED;
+    if (c->op != TKC_OP_RESHAPE && c->op != TKC_OP_EXPAND) *view |= VIEW_FOREIGN;
+  }
   return c;
 }
 
@@ -380,6 +385,7 @@ done:
 /* a reduce read by several nodes is computed once, by a kernel of its own (tinygrad's
  * group_realizes): fusing it into each reader would run its loop once per reader */
 static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r);
+static bool read_through_foreign_view(const tkc_schedule *s, const tkc_lazy *n);
 static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) {
   return n->kind == TKC_LZ_REDUCE && (users_of(s, n) > 1 || epilogue_shared(s, n));
 }
@@ -391,8 +397,9 @@ static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) {
  * CONTIGUOUS, an output); reading two or more nodes of the epilogue there: shared. Kernels that
  * all read one node (a ResNet block's output, read by the next conv and the skip connection) read
  * the buffer of the one kernel that computes r and its epilogue up to that node; reads of one value
- * within one expression (gelu's x) are one place. Past a budget of nodes, not shared (fusing is
- * always right). */
+ * within one expression (gelu's x) are one place. A node of the epilogue that a reader reads
+ * through a pad, a shrink or a permute is such a node for all its readers: build_node makes it a
+ * kernel of its own. Past a budget of nodes, not shared (fusing is always right). */
 static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   tkc_users *u = s->users;
   if (!u || !u->rstart) return 0;
@@ -406,6 +413,11 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   while (ntodo && !shared) {
     const tkc_lazy *q = todo[--ntodo];
     size_t k = users_slot(u, q);
+    if (q != r && u->count[k] > 1 && read_through_foreign_view(s, q)) {
+      if (nends == 0 || ends[0] != q) ends[nends++] = q;
+      shared = nends > 1;
+      continue;
+    }
     for (size_t e = u->rstart[k]; e < u->rstart[k + 1] && !shared; e++) {
       const tkc_lazy *p = u->reader[e];
       size_t kp = users_slot(u, p);
@@ -429,6 +441,18 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   }
   u->seen[kr] |= SHARED_KNOWN | (shared ? SHARED_YES : 0);
   return shared;
+}
+
+/* Whether a reader reads n through a view that moves more than reshapes and expands (a pad, a shrink,
+ * a permute): such a reader never computes a reduce's epilogue itself, it reads it from a kernel */
+static bool read_through_foreign_view(const tkc_schedule *s, const tkc_lazy *n) {
+  const tkc_users *u = s->users;
+  if (!u || !u->rstart) return false;
+  size_t k = users_slot(u, n);
+  if (!u->key[k]) return false;
+  for (size_t e = u->rstart[k]; e < u->rstart[k + 1]; e++)
+    if (u->rview[e] & VIEW_FOREIGN) return true;
+  return false;
 }
 
 /* ---------------------------------------------------------------- memo */
@@ -757,6 +781,12 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
       int budget = 64;
       const tkc_lazy *r = reduce_below(k->s, n, 0, &budget);
       if (r && !nests(k, r, mv, in_reduce)) return cut(k, n, mv, out); /* (a nested reduce's epilogue: computed where read) */
+    } else if (n != k->root && users_of(k->s, n) > 1 && read_through_foreign_view(k->s, n)) {
+      /* an epilogue that another reader reads through such a view is cut there (above): every reader
+       * then reads that one kernel's buffer, whichever is built first (a ResNet block's output, read
+       * by the next conv's padded windows and by the skip connection's add) */
+      int budget = 64;
+      if (reduce_below(k->s, n, 0, &budget)) return cut(k, n, mv, out);
     }
     if (in_reduce && mv->expand) { /* broadcast into a reduce: each value would be recomputed per use */
       int budget = 256;
