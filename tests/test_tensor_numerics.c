@@ -562,10 +562,72 @@ static void test_f64_to_f16(void **state) {
   TR_END();
 }
 
+/* ---------------------------------------------------------------- 7. half <-> float32 in vectors */
+
+/* Casts between float16 and float32 of whole vectors (the C renderer's one-instruction F16C / AVX-512
+ * helpers, tkc_h2f_N / tkc_f2h_N): every value as the scalar conversion gives it, on every device,
+ * subnormals, infinities, signed zeros, ties to even and overflow to infinity included. */
+enum { N_HV = 256 };
+static uint16_t hv_bits[N_HV];
+static float hv_f32[N_HV];
+static void hv_init(void) {
+  static const uint16_t special[] = {0x0000, 0x8000, 0x0001, 0x8001, 0x03ff, 0x0400, 0x7bff, 0xfbff, 0x7c00, 0xfc00, 0x3c00, 0x3c01, 0x7e00};
+  static const float fs[] = {1.0f + 0x1p-11f, 1.0f + 0x1p-11f + 0x1p-23f, 1.0f + 3 * 0x1p-11f, 65519.0f, 65520.0f, -65520.0f, 1e-8f, 0x1p-25f,
+                             0x1p-24f + 0x1p-26f, -0.0f, INFINITY, -INFINITY, 3.14159265f, 1e30f};
+  uint32_t r = 12345;
+  for (int i = 0; i < N_HV; i++) {
+    r = r * 1103515245u + 12345u;
+    hv_bits[i] = i < (int)(sizeof special / sizeof *special) ? special[i] : (uint16_t)(r >> 16);
+    hv_f32[i] = i < (int)(sizeof fs / sizeof *fs) ? fs[i] : (float)((double)(int32_t)r * 0x1p-20);
+  }
+}
+static tkc_tensor *b_half_to_f32(tkc_ctx *ctx, const void *u) {
+  (void)u;
+  return tkc_cast(vec(ctx, TKC_FLOAT16, N_HV, hv_bits), TKC_FLOAT32);
+}
+static void c_half_to_f32(const char *dev, const void *got, const void *u) {
+  (void)u;
+  const float *g = got;
+  for (int i = 0; i < N_HV; i++) {
+    double want = ref_half_value(hv_bits[i]);
+    if (isnan(want)) TR_EXPECT(isnan(g[i]), "%s: float(half 0x%04x) = %g, want nan", dev, hv_bits[i], g[i]);
+    else TR_EXPECT(g[i] == (float)want && !signbit(g[i]) == !signbit(want), "%s: float(half 0x%04x) = %.9g, want %.9g", dev, hv_bits[i], g[i], want);
+  }
+}
+static tkc_tensor *b_f32_to_half(tkc_ctx *ctx, const void *u) {
+  (void)u;
+  return tkc_cast(vec(ctx, TKC_FLOAT32, N_HV, hv_f32), TKC_FLOAT16);
+}
+static void c_f32_to_half(const char *dev, const void *got, const void *u) {
+  (void)u;
+  const uint16_t *g = got;
+  for (int i = 0; i < N_HV; i++) TR_EXPECT(g[i] == ref_half_bits(hv_f32[i]), "%s: half(%.9g) = 0x%04x, want 0x%04x", dev, hv_f32[i], g[i], ref_half_bits(hv_f32[i]));
+}
+
+static void test_half_vector_casts(void **state) {
+  (void)state;
+  tr_begin();
+  hv_init();
+  run_all("float16 -> float32 vectors", TKC_FLOAT16, TKC_FLOAT32, 4 * N_HV, b_half_to_f32, c_half_to_f32, NULL);
+  run_all("float32 -> float16 vectors", TKC_FLOAT16, TKC_FLOAT32, 2 * N_HV, b_f32_to_half, c_f32_to_half, NULL);
+  tkc_ctx *ctx = tkc_ctx_new("CPU");
+  if (ctx) { /* the vector helpers are what the CPU ran (the lane by lane form gives the same values) */
+    tkc_tensor *w = b_half_to_f32(ctx, NULL), *n = b_f32_to_half(ctx, NULL);
+    char *sw = tkc_kernels_source(w, "C"), *sn = tkc_kernels_source(n, "C");
+    TR_EXPECT(sw && strstr(sw, "tkc_h2f_"), "CPU: a half -> float cast of vectors uses tkc_h2f_N:\n%s", sw ? sw : tkc_last_error());
+    TR_EXPECT(sn && strstr(sn, "tkc_f2h_"), "CPU: a float -> half cast of vectors uses tkc_f2h_N:\n%s", sn ? sn : tkc_last_error());
+    tkc_free(sw), tkc_free(sn);
+    tkc_tensor_free(w), tkc_tensor_free(n);
+    tkc_ctx_free(ctx);
+  }
+  TR_END();
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_bf16_rounding), cmocka_unit_test(test_division),    cmocka_unit_test(test_pow),
       cmocka_unit_test(test_bitcast_bool),  cmocka_unit_test(test_half_matmul), cmocka_unit_test(test_f64_to_f16), cmocka_unit_test(test_integer_wrap),
+      cmocka_unit_test(test_half_vector_casts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

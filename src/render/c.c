@@ -14,7 +14,9 @@
  * Value representation (chosen so results match the INTERP device's tkc_alu_eval semantics):
  *  - float16 is `half`: _Float16 where the compiler supports it (__FLT16_MAX__), else clang's
  *    storage-only __fp16. Every half ALU result is cast back to half, so each op rounds once to half
- *    whatever the compiler's excess-precision mode.
+ *    whatever the compiler's excess-precision mode. Vectors of 4, 8 or 16 halves convert to and from
+ *    float32 vectors in one F16C / AVX-512 instruction (tkc_h2f_N / tkc_f2h_N, rounding to nearest
+ *    even as the scalar cast), lane by lane where the host lacks it.
  *  - bfloat16 lives in memory as `unsigned short` (its bit pattern) and in registers as a float that
  *    always holds a bfloat16 value: loads shift the bits up, stores shift them down, and every bf16
  *    ALU result / cast goes through tkc_bf16_round (to float, then to nearest even as numpy/torch:
@@ -70,6 +72,7 @@ typedef struct vecty {
   uint8_t scalar; /* bfloat16 registers use float vectors: stored as FLOAT32 */
   uint16_t count;
   bool fma;       /* the kernel uses its tkc_fma_<type> helper */
+  bool h2f, f2h;  /* (float32 vectors) it uses tkc_h2f_<count> / tkc_f2h_<count> */
 } vecty;
 
 typedef struct rctx {
@@ -101,7 +104,7 @@ static const char *vec_type(tkc_cs *cs, int scalar, int count, char *buf, size_t
     c->vecs = v;
     c->capvecs = cap;
   }
-  c->vecs[c->nvecs++] = (vecty){(uint8_t)scalar, (uint16_t)count, false};
+  c->vecs[c->nvecs++] = (vecty){.scalar = (uint8_t)scalar, .count = (uint16_t)count};
   return buf;
 }
 
@@ -408,10 +411,23 @@ static bool native_vector(const tkc_uop *u) {
   case TKC_OP_DOT4: return s == TKC_INT32;
   case TKC_OP_CMPLT: case TKC_OP_CMPNE: return isb && (native_elem(ss) || ss == TKC_BOOL);
   case TKC_OP_WHERE: return u->nsrc == 3 && u->src[0]->dtype.scalar == TKC_BOOL && tkc_dt_eq(u->src[1]->dtype, u->dtype) && (native_elem(s) || isb);
-  case TKC_OP_CAST: return u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL);
+  case TKC_OP_CAST:
+    if (u->nsrc == 1 && ((s == TKC_FLOAT32 && ss == TKC_FLOAT16) || (s == TKC_FLOAT16 && ss == TKC_FLOAT32))) return true; /* (half_cast) */
+    return u->nsrc == 1 && (native_elem(s) || isb) && (native_elem(ss) || ss == TKC_BOOL);
   case TKC_OP_BITCAST: return u->nsrc == 1 && native_elem(s) && native_elem(ss) && tkc_dtype_size((tkc_dtype)s) == tkc_dtype_size((tkc_dtype)ss);
   default: return false;
   }
+}
+
+/* a vector of n halves widened to floats (widen) or floats rounded to halves: one F16C (AVX-512
+ * for 16 lanes) conversion where the host has it, through a helper made per width (the lane casts were
+ * an insert and a scalar conversion per lane, a third of an int8 matvec's instructions) */
+static char *half_cast(tkc_cs *cs, bool widen, int n, const char *x) {
+  char tb[48];
+  if (!vec_type(cs, TKC_FLOAT32, n, tb, sizeof tb) || !vec_type(cs, TKC_FLOAT16, n, tb, sizeof tb)) return NULL;
+  for (size_t i = 0; i < CTX(cs)->nvecs; i++)
+    if (CTX(cs)->vecs[i].scalar == TKC_FLOAT32 && CTX(cs)->vecs[i].count == n) *(widen ? &CTX(cs)->vecs[i].h2f : &CTX(cs)->vecs[i].f2h) = true;
+  return xfmt(cs, "tkc_%s_%d(%s)", widen ? "h2f" : "f2h", n, x);
 }
 
 /* a native vector op (native_vector) as one C vector expression; NULL + error for any other */
@@ -440,6 +456,7 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
   }
   case TKC_OP_RECIP: return xfmt(cs, "(%s/%s)", s == TKC_FLOAT64 ? "1.0" : "1.0f", a[0]); /* 1/x as the scalar form */
   case TKC_OP_CAST:
+    if (s == TKC_FLOAT16 || u->src[0]->dtype.scalar == TKC_FLOAT16) return half_cast(cs, s == TKC_FLOAT32, n, a[0]);
     if (s == TKC_BOOL) return xfmt(cs, "(__builtin_convertvector((%s!=0),%s)&1)", a[0], t); /* nonzero (and NaN) is true */
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
   case TKC_OP_BITCAST: return xfmt(cs, "((%s)%s)", t, a[0]);
@@ -674,6 +691,25 @@ static char *render_c(const tkc_renderer *self, const char *name, tkc_uop *const
                           "#if defined(__clang__) && defined(__FMA__)\n#pragma clang fp contract(fast)\n  return a * b + c;\n#else\n"
                           "  %s%d r;\n  for (int i = 0; i < %d; i++) r[i] = __builtin_fma%s(a[i], b[i], c[i]);\n  return r;\n#endif\n}\n",
                       t, cnt, t, cnt, t, cnt, t, cnt, t, cnt, t, cnt, cnt, s == TKC_FLOAT32 ? "f" : "");
+    }
+  }
+  for (size_t k = 0; k < c.nvecs; k++) { /* half_cast's helpers (after every typedef: they name two) */
+    int w = c.vecs[k].count;
+    if (!c.vecs[k].h2f && !c.vecs[k].f2h) continue;
+    const char *guard = w == 16 ? "defined(__AVX512F__)" : "defined(__F16C__)";
+    bool fast = w == 4 || w == 8 || w == 16;
+    tkc_sbuf_printf(&o, "#if defined(__x86_64__) && %s\n#include <immintrin.h>\n#endif\n", guard);
+    if (c.vecs[k].h2f) {
+      tkc_sbuf_printf(&o, "static inline float%d tkc_h2f_%d(half%d a) {\n", w, w, w);
+      if (fast && w == 4) tkc_sbuf_printf(&o, "#if defined(__x86_64__) && %s\n  __m128i b;\n  __builtin_memcpy(&b, &a, 8);\n  return (float4)_mm_cvtph_ps(b);\n#else\n", guard);
+      else if (fast) tkc_sbuf_printf(&o, "#if defined(__x86_64__) && %s\n  return (float%d)_mm%s_cvtph_ps((__m%di)a);\n#else\n", guard, w, w == 16 ? "512" : "256", w * 16);
+      tkc_sbuf_printf(&o, "  float%d r;\n  for (int i = 0; i < %d; i++) r[i] = (float)a[i];\n  return r;\n%s}\n", w, w, fast ? "#endif\n" : "");
+    }
+    if (c.vecs[k].f2h) { /* (rounding 0: to nearest even, as the scalar conversion) */
+      tkc_sbuf_printf(&o, "static inline half%d tkc_f2h_%d(float%d a) {\n", w, w, w);
+      if (fast && w == 4) tkc_sbuf_printf(&o, "#if defined(__x86_64__) && %s\n  __m128i b = _mm_cvtps_ph((__m128)a, 0);\n  half4 r;\n  __builtin_memcpy(&r, &b, 8);\n  return r;\n#else\n", guard);
+      else if (fast) tkc_sbuf_printf(&o, "#if defined(__x86_64__) && %s\n  return (half%d)_mm%s_cvtps_ph((__m%d)a, 0);\n#else\n", guard, w, w == 16 ? "512" : "256", w * 32);
+      tkc_sbuf_printf(&o, "  half%d r;\n  for (int i = 0; i < %d; i++) r[i] = (half)a[i];\n  return r;\n%s}\n", w, w, fast ? "#endif\n" : "");
     }
   }
   /* parameters: buffers by number (gaps filled), then variables by name, then the launch's core
