@@ -223,6 +223,34 @@ static void test_wide_conv_picks(void **state) {
     conv_picks((const int64_t[]){1, 64, 7, 7}, (const int64_t[]){256, 64, 3, 3}, 1, avx2 ? "32" : "64", 7, avx2 ? 8 : 16, 7);
 }
 
+/* a stack of 16 (5, 14) tensors (tkc_stack: each padded along the new axis, summed): the stacked axis,
+ * which every load reads broadcast, is unrolled whole on host renderers (UPCAST(0, 16)), so that each
+ * copy of the body keeps its own input's loads (14 columns: no vector divides the row); none on the
+ * others; the values on every device that runs them */
+static void test_stack_picks(void **state) {
+  (void)state;
+  href a;
+  tkc_tensor *ta = input(TKC_FLOAT32, 5, 14, &a), *items[16];
+  double *want = malloc(16 * 70 * sizeof *want);
+  assert_non_null(want);
+  for (int k = 0; k < 16; k++) {
+    items[k] = tkc_mul(ta, tkc_scalar(ctx, TKC_FLOAT32, k - 7.5));
+    for (int i = 0; i < 70; i++) want[k * 70 + i] = (double)(float)(a.v[i].f * (k - 7.5));
+  }
+  href w = tr_from_doubles(TKC_FLOAT32, 3, (const int64_t[]){16, 5, 14}, want);
+  tkc_tensor *st = tkc_stack(16, items, 0);
+  for (int ri = 0; ri < 5; ri++) {
+    tkc_kshape ks;
+    picked(st, &w, ri, &ks);
+    if (ri == 1 || ri == 2) assert_true(ks.nopts == 1 && is_opt(&ks, 0, TKC_OPT_UPCAST, 0, 16));
+    else if (!ri) assert_int_equal(ks.nopts, 0);
+  }
+  for (int k = 0; k < 16; k++) tkc_tensor_free(items[k]);
+  tkc_tensor_free(st);
+  free(want);
+  tr_free(&a), tr_free(&w);
+}
+
 /* illegal opts: refused with a reason, the kernel's axes unchanged */
 static void test_legality(void **state) {
   (void)state;
@@ -275,6 +303,7 @@ int main(void) {
       cmocka_unit_test(test_matvec_with_epilogue_picks),
       cmocka_unit_test(test_flat_conv_picks),
       cmocka_unit_test(test_wide_conv_picks),
+      cmocka_unit_test(test_stack_picks),
       cmocka_unit_test(test_legality),
   };
   return cmocka_run_group_tests(tests, kb_setup, kb_teardown);

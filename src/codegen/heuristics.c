@@ -203,6 +203,23 @@ static void transpose_tile(tkc_kshape *ks, const strides *S, int cdim, int item,
   }
 }
 
+/* Short output axes (2 to 16) that two or more loads all read broadcast: the axes of a cat or stack (each input padded along it, read where its own slice is), whose
+ * values differ only by what the pads' masks select. Unrolled whole, each copy of the body sees its
+ * position as a constant and keeps just its own input's loads; looped over, every output evaluates
+ * every input's gated loads (a stack of 16 inputs: 30x slower). */
+static void joined_axis(tkc_kshape *ks, const strides *S, const tkc_renderer *r) {
+  if (S->n < 2) return;
+  for (int a = 0; a < ks->naxes; a++) {
+    int d = ks->ax[a].dim;
+    if (ks->ax[a].kind != TKC_AX_GLOBAL || ks->ax[a].size < 2 || ks->ax[a].size > 16) continue;
+    bool all = true;
+    for (int i = 0; i < S->n && all; i++) all = S->s[i][d] == 0;
+    int64_t before = tkc_kshape_lanes(ks);
+    if (all) try_opt(ks, TKC_OPT_UPCAST, a, (int)ks->ax[a].size, r);
+    if (tkc_kshape_lanes(ks) != before) a--; /* (the axis became lanes: the next one is at a now) */
+  }
+}
+
 /* rows of a register tile along an output row that 8, 7, 6 and 4 do not divide: a divisor in 9..13
  * (26 -> 13: 13 vector accumulators), 0 when none */
 static int long_row_tile(int64_t n) {
@@ -238,6 +255,7 @@ void tkc_heuristics(tkc_kshape *ks, const tkc_uop *ast, const tkc_renderer *r) {
         break;
       }
     transpose_tile(ks, &S, cdim, (int)item, r);
+    joined_axis(ks, &S, r);
     return;
   }
   /* matmul-like: an output axis one load reads contiguously and another broadcasts (the contiguous
