@@ -195,7 +195,8 @@ TKC_API tkc_tensor *tkc_conv2d_weight_layout(tkc_tensor *w);
 /* b (K, N), a matmul's right operand used many times (a layer's weight), copied into the memory
  * layout tkc_matmul's kernels read it in on b's device, seen as (K, N) again (same values): on host
  * devices panels of N (N/W, K, W), W the register tile's width, which tkc_matmul otherwise makes per
- * call only for M >= 512 rows; rows of a power-of-two-like length evict each other in the cache.
+ * call only for M >= 512 rows; rows of a power-of-two-like length evict each other in the cache; a
+ * few columns that the vectors do not divide (N < 64, a classifier's) as (N, K) rows, as it reads them.
  * Realize it once; tkc_matmul(a, it) then reads it with no copy. NULL + error for a bad b. */
 TKC_API tkc_tensor *tkc_matmul_weight_layout(tkc_tensor *b);
 

@@ -110,10 +110,11 @@ static void test_matmul(void **state) {
       tr_free(&w), tr_free(&a), tr_free(&x), tr_free(&y), tr_free(&s), tr_free(&st);
     }
     /* b in tkc_matmul_weight_layout's layout (panels of 32 columns on AVX-512 hosts; 96 and 1024
-     * columns are panels, 40 and a float16 b stay as they are): the same values, the same product at
-     * 8 and at 512 rows, and no copy of b per call (at 512 rows tkc_matmul packs a plain b itself) */
+     * columns are panels, 10 columns (a classifier's) (N, K) rows, 40 at k = 24 and a float16 b stay
+     * as they are): the same values, the same product at 8, 16 and 512 rows, and no copy of b per call
+     * (at 512 rows tkc_matmul packs a plain b itself, at 16 it copies 10 columns transposed) */
     static const struct { int64_t m, k, n; tkc_dtype dt; } lay[] = {
-        {8, 64, 96, TKC_FLOAT32}, {512, 256, 1024, TKC_FLOAT32}, {8, 24, 40, TKC_FLOAT32}, {8, 32, 64, TKC_FLOAT16}};
+        {8, 64, 96, TKC_FLOAT32}, {512, 256, 1024, TKC_FLOAT32}, {16, 128, 10, TKC_FLOAT32}, {8, 24, 40, TKC_FLOAT32}, {8, 32, 64, TKC_FLOAT16}};
     for (size_t c = 0; c < sizeof lay / sizeof *lay; c++) {
       if (!tr_dev_supports(dev, lay[c].dt)) continue;
       href x, y;

@@ -53,15 +53,6 @@ static bool is_panels(const tkc_lazy *b, int64_t k, int64_t n, int64_t w) {
   return !tkc_st_permute(&want, (const int[]){1, 0, 2}) && !tkc_st_reshape(&want, 2, (const int64_t[]){k, n}) && tkc_st_equal(&want, b->st);
 }
 
-tkc_tensor *tkc_matmul_weight_layout(tkc_tensor *b) {
-  if (tkc_check(b)) return NULL;
-  const tkc_lazy *y = b->node;
-  if (y->ndim != 2) return tkc_err_null(TKC_ESHAPE, "matmul_weight_layout: b %s must be (K, N) (2-d)", TKC_NODE_SHAPE(y));
-  int64_t k = y->shape[0], n = y->shape[1], w = host_tile_width(b->ctx);
-  if (!tkc_dim_is_var(k) && !tkc_dim_is_var(n) && w && y->dtype == TKC_FLOAT32 && n % w == 0 && n > w) return panels_of(b, k, n, w);
-  return tkc_contiguous(b);
-}
-
 /* b (K, N) read from its transpose copied contiguous (N, K) */
 static tkc_tensor *transposed_copy(tkc_tensor *b) {
   tkc_tensor *p[2] = {0};
@@ -70,6 +61,19 @@ static tkc_tensor *transposed_copy(tkc_tensor *b) {
   tkc_tensor *r = p[1] ? tkc_transpose(p[1], 0, 1) : NULL;
   drop(p, 2);
   return r;
+}
+
+tkc_tensor *tkc_matmul_weight_layout(tkc_tensor *b) {
+  if (tkc_check(b)) return NULL;
+  const tkc_lazy *y = b->node;
+  if (y->ndim != 2) return tkc_err_null(TKC_ESHAPE, "matmul_weight_layout: b %s must be (K, N) (2-d)", TKC_NODE_SHAPE(y));
+  int64_t k = y->shape[0], n = y->shape[1], w = host_tile_width(b->ctx);
+  bool fixed = !tkc_dim_is_var(k) && !tkc_dim_is_var(n) && w && y->dtype == TKC_FLOAT32;
+  if (fixed && n % w == 0 && n > w) return panels_of(b, k, n, w);
+  /* a few columns that the vectors do not divide (a 10-class output layer): (N, K) rows, which
+   * tkc_matmul reads as dot products and otherwise copies so per call (its `transpose`) */
+  if (fixed && n > 1 && n < 64 && n % 8 && k >= 64) return transposed_copy(b);
+  return tkc_contiguous(b);
 }
 
 tkc_tensor *tkc_matmul(tkc_tensor *a, tkc_tensor *b) {
