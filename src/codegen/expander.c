@@ -14,7 +14,7 @@
 #include <string.h>
 #include "codegen/codegen.h"
 
-#define MEMO_BITS 10
+#define MEMO_BITS 6 /* (grows: memo_grow; 1024 entries were 139 KB, a fresh mmap and its page faults per packer) */
 
 typedef struct memo_entry {
   tkc_uop *lanes[TKC_MAX_VEC];

@@ -1,6 +1,7 @@
 /* UOps: the graph context (arena + intern table), hash-consing, constructors and range analysis. */
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h> /* not C11 threads: ThreadSanitizer sees pthread locks only */
 #include "base/common.h"
 #include "uops/uop_internal.h"
 
@@ -49,13 +50,58 @@ struct tkc_graph {
   size_t cap, count;
 };
 
+/* The memory of freed graphs, kept for the next ones: building one kernel makes and frees several
+ * graphs, and memory the C library gives back to the system comes back page by page, each page a
+ * fault (a sixth of codegen's time). At most SPARE_CHUNKS arena chunks of the usual size and one
+ * intern table of each power-of-two capacity up to 2^SPARE_TABLE_LOG (zeroed again when taken). */
+enum { CHUNK_CAP = 65536 - sizeof(chunk), SPARE_CHUNKS = 64, SPARE_TABLE_MIN_LOG = 10, SPARE_TABLE_LOG = 20 };
+static struct {
+  pthread_mutex_t lock;
+  chunk *chunks;
+  int nchunks;
+  slot *tables[SPARE_TABLE_LOG + 1];
+} spare = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static int cap_log(size_t cap) {
+  int l = 0;
+  while (((size_t)1 << l) < cap) l++;
+  return ((size_t)1 << l) == cap && l >= SPARE_TABLE_MIN_LOG && l <= SPARE_TABLE_LOG ? l : -1;
+}
+
+/* a zeroed table of cap slots */
+static slot *table_alloc(size_t cap) {
+  int l = cap_log(cap);
+  slot *t = NULL;
+  if (l >= 0) {
+    pthread_mutex_lock(&spare.lock);
+    t = spare.tables[l], spare.tables[l] = NULL;
+    pthread_mutex_unlock(&spare.lock);
+  }
+  return t ? memset(t, 0, cap * sizeof *t) : tkc_calloc(cap, sizeof *t);
+}
+
+static void table_release(slot *t, size_t cap) {
+  int l = cap_log(cap);
+  if (t && l >= 0) {
+    pthread_mutex_lock(&spare.lock);
+    if (!spare.tables[l]) spare.tables[l] = t, t = NULL;
+    pthread_mutex_unlock(&spare.lock);
+  }
+  tkc_free(t);
+}
+
 static void *arena_alloc(tkc_graph *g, size_t n) {
   n = (n + 15) & ~(size_t)15;
   chunk *c = g->chunks;
   if (!c || c->used + n > c->cap) {
-    size_t cap = n > 60000 ? n : 65536 - sizeof(chunk);
-    c = tkc_malloc(sizeof(chunk) + cap);
-    if (!c) return NULL;
+    size_t cap = n > CHUNK_CAP ? n : CHUNK_CAP;
+    c = NULL;
+    if (cap == CHUNK_CAP) {
+      pthread_mutex_lock(&spare.lock);
+      if ((c = spare.chunks)) spare.chunks = c->next, spare.nchunks--;
+      pthread_mutex_unlock(&spare.lock);
+    }
+    if (!c && !(c = tkc_malloc(sizeof(chunk) + cap))) return NULL;
     c->next = g->chunks;
     c->used = 0;
     c->cap = cap;
@@ -71,7 +117,7 @@ tkc_graph *tkc_graph_new(void) {
   tkc_graph *g = tkc_calloc(1, sizeof *g);
   if (!g) return tkc_err_null(TKC_ENOMEM, "out of memory creating a graph");
   g->cap = 1024;
-  g->table = tkc_calloc(g->cap, sizeof *g->table);
+  g->table = table_alloc(g->cap);
   if (!g->table) {
     tkc_free(g);
     return tkc_err_null(TKC_ENOMEM, "out of memory creating a graph");
@@ -83,9 +129,14 @@ void tkc_graph_free(tkc_graph *g) {
   if (!g) return;
   for (chunk *c = g->chunks, *n; c; c = n) {
     n = c->next;
+    if (c->cap == CHUNK_CAP) {
+      pthread_mutex_lock(&spare.lock);
+      if (spare.nchunks < SPARE_CHUNKS) c->next = spare.chunks, spare.chunks = c, spare.nchunks++, c = NULL;
+      pthread_mutex_unlock(&spare.lock);
+    }
     tkc_free(c);
   }
-  tkc_free(g->table);
+  table_release(g->table, g->cap);
   tkc_free(g);
 }
 
@@ -343,7 +394,7 @@ static bool node_eq(const tkc_uop *u, tkc_op op, tkc_dt dt, int nsrc, tkc_uop *c
 
 static int table_grow(tkc_graph *g) {
   size_t cap = g->cap * 2;
-  slot *t = tkc_calloc(cap, sizeof *t);
+  slot *t = table_alloc(cap);
   if (!t) return -1;
   for (size_t i = 0; i < g->cap; i++) {
     if (!g->table[i].u) continue;
@@ -351,7 +402,7 @@ static int table_grow(tkc_graph *g) {
     while (t[j].u) j = (j + 1) & (cap - 1);
     t[j] = g->table[i];
   }
-  tkc_free(g->table);
+  table_release(g->table, g->cap);
   g->table = t;
   g->cap = cap;
   return 0;
