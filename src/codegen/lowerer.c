@@ -22,6 +22,15 @@ typedef struct nested_value {
   tkc_uop *at[TKC_MAX_DIMS]; /* idx_full when lowered (the reduced dims' entries unused) */
 } nested_value;
 
+/* A view's index and validity at some indices (view_memo): the key is the view, the indices of the
+ * dims it reads (NULL for one it broadcasts) and the padding's validity; lanes of a register tile
+ * that differ only along dims a load broadcasts share one entry */
+typedef struct view_memo_entry {
+  const tkc_uop *view;
+  tkc_uop *key[TKC_MAX_DIMS + 2];
+  tkc_uop *idx, *valid;
+} view_memo_entry;
+
 typedef struct lower {
   tkc_graph *g;
   const tkc_kshape *ks;
@@ -35,6 +44,8 @@ typedef struct lower {
   int ntemps;            /* shared-memory arrays made */
   tkc_uop *pad_out, *pad_reduce; /* inside the real (unpadded) output / reduce dims; NULL: no PADTO */
   tkc_umap memo[2];      /* outside / inside a reduce */
+  view_memo_entry *vmemo; /* view_at's results (an open-addressing table; NULL: none yet) */
+  size_t vmemo_cap, vmemo_used;
   int naccs;
   bool vectors;          /* pack lanes into vector UOps */
   bool aligned;          /* vector accesses must be aligned (GPUs) */
@@ -196,8 +207,36 @@ static tkc_uop *fold_tree(tkc_graph *g, tkc_op op, tkc_uop **v, int64_t n) {
 
 static tkc_uop *lower_uop(lower *L, tkc_uop *u, int in_reduce);
 
+/* The slot of key in the view memo (its entry, or the empty slot where it goes) */
+static view_memo_entry *vmemo_slot(view_memo_entry *t, size_t cap, const tkc_uop *view, tkc_uop *const *key) {
+  uint64_t h = (uint64_t)(uintptr_t)view * 0x9E3779B97F4A7C15ull;
+  for (int d = 0; d < TKC_MAX_DIMS + 2; d++) h = (h ^ (uint64_t)(uintptr_t)key[d]) * 0x100000001B3ull;
+  for (size_t i = (size_t)(h ^ h >> 29) & (cap - 1);; i = (i + 1) & (cap - 1))
+    if (!t[i].view || (t[i].view == view && !memcmp(t[i].key, key, sizeof t[i].key))) return &t[i];
+}
+
+/* remembers (idx, valid) for key; out of memory only forgets (the memo is a speed-up) */
+static void vmemo_put(lower *L, const tkc_uop *view, tkc_uop *const *key, tkc_uop *idx, tkc_uop *valid) {
+  if (2 * (L->vmemo_used + 1) > L->vmemo_cap) {
+    size_t cap = L->vmemo_cap ? 2 * L->vmemo_cap : 256;
+    view_memo_entry *t = tkc_calloc(cap, sizeof *t);
+    if (!t) return;
+    for (size_t i = 0; i < L->vmemo_cap; i++)
+      if (L->vmemo[i].view) *vmemo_slot(t, cap, L->vmemo[i].view, L->vmemo[i].key) = L->vmemo[i];
+    tkc_free(L->vmemo);
+    L->vmemo = t, L->vmemo_cap = cap;
+  }
+  view_memo_entry *e = vmemo_slot(L->vmemo, L->vmemo_cap, view, key);
+  if (!e->view) L->vmemo_used++;
+  e->view = view, e->idx = idx, e->valid = valid;
+  memcpy(e->key, key, sizeof e->key);
+}
+
 /* the index and validity of a view at the current indices, or, for a VIEW with one source per dim
- * (a gather: codegen/index_folding.c), at the indices those sources compute */
+ * (a gather: codegen/index_folding.c), at the indices those sources compute. A single view's
+ * results are remembered by the indices of the dims it reads: the lanes of a register tile mostly
+ * differ along dims one operand broadcasts (a matmul's 256 lanes read 8 rows of A and 32 columns of
+ * B), and each index expression was built again per lane (a fifth of codegen's time). */
 static tkc_status view_at(lower *L, const tkc_uop *view, int in_reduce, tkc_uop **idx, tkc_uop **valid) {
   tkc_st st;
   tkc_uop *at[TKC_MAX_DIMS], *const *idxs = in_reduce ? L->idx_full : L->idx_out;
@@ -207,8 +246,25 @@ static tkc_status view_at(lower *L, const tkc_uop *view, int in_reduce, tkc_uop 
   for (int d = 0; d < view->nsrc; d++)
     if (!(at[d] = lower_uop(L, view->src[d], in_reduce)) || !(at[d] = tkc_uop_cast(L->g, at[d], i32()))) return tkc_last_status();
   if (view->nsrc) idxs = at;
+  bool memo = !view->nsrc && st.nviews == 1;
+  tkc_uop *key[TKC_MAX_DIMS + 2] = {0};
+  if (memo) {
+    const tkc_view *v = &st.views[0];
+    for (int d = 0; d < L->ndim; d++) { /* a dim the view neither moves along nor masks: not part of the key */
+      bool masked = v->has_mask && (v->mask_begin[d] != 0 || v->mask_end[d] != v->shape[d] || v->mask_begin_var[d] || v->mask_end_var[d]);
+      key[d] = v->strides[d] == 0 && !masked ? NULL : idxs[d];
+    }
+    key[TKC_MAX_DIMS] = L->pad_out;
+    key[TKC_MAX_DIMS + 1] = in_reduce ? L->pad_reduce : NULL;
+    view_memo_entry *e = L->vmemo ? vmemo_slot(L->vmemo, L->vmemo_cap, view, key) : NULL;
+    if (e && e->view) {
+      *idx = e->idx, *valid = e->valid;
+      return TKC_OK;
+    }
+  }
   tkc_status r = tkc_st_expr(&st, L->g, idxs, idx, valid);
   if (!r) *valid = and2(L->g, *valid, in_reduce ? and2(L->g, L->pad_out, L->pad_reduce) : L->pad_out);
+  if (!r && memo) vmemo_put(L, view, key, *idx, *valid);
   return r;
 }
 
@@ -732,6 +788,7 @@ static tkc_uop *lower_kernel(tkc_graph *g, tkc_uop *ast, const tkc_kshape *ks, c
   sink = tkc_uop_sink(g, (int)ns, src);
 done:
   tkc_free(L.spills);
+  tkc_free(L.vmemo);
   tkc_umap_free(&L.memo[0]);
   tkc_umap_free(&L.memo[1]);
   for (int k = 0; k < 5; k++) tkc_packer_free(L.packers[k]);
