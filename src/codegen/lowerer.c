@@ -538,6 +538,7 @@ done:
   tkc_umap_free(&L->memo[1]);
   saved.naccs = L->naccs, saved.nfresh = L->nfresh, saved.nnested = L->nnested;
   saved.spills = L->spills, saved.nspills = L->nspills, saved.capspills = L->capspills;
+  saved.vmemo = L->vmemo, saved.vmemo_cap = L->vmemo_cap, saved.vmemo_used = L->vmemo_used; /* (it may have grown) */
   memcpy(saved.packers, L->packers, sizeof saved.packers);
   *L = saved;
   if (r && L->nnested < (int)TKC_COUNTOF(L->nested)) { /* (full: lowered again where read, the same values) */
