@@ -203,10 +203,11 @@ static void transpose_tile(tkc_kshape *ks, const strides *S, int cdim, int item,
   }
 }
 
-/* Short output axes (2 to 16) that two or more loads all read broadcast: the axes of a cat or stack (each input padded along it, read where its own slice is), whose
- * values differ only by what the pads' masks select. Unrolled whole, each copy of the body sees its
- * position as a constant and keeps just its own input's loads; looped over, every output evaluates
- * every input's gated loads (a stack of 16 inputs: 30x slower). */
+/* Short output axes (2 to 16) that two or more loads all read broadcast: the axes of a cat or stack
+ * (each input padded along it, read where its own slice is), whose values differ only by what the
+ * pads' masks select. Unrolled whole, each copy of the body sees its position as a constant and
+ * keeps just its own input's loads; looped over, every output evaluates every input's gated loads
+ * (a stack of 16 inputs: 30x slower). */
 static void joined_axis(tkc_kshape *ks, const strides *S, const tkc_renderer *r) {
   if (S->n < 2) return;
   for (int a = 0; a < ks->naxes; a++) {
@@ -214,8 +215,9 @@ static void joined_axis(tkc_kshape *ks, const strides *S, const tkc_renderer *r)
     if (ks->ax[a].kind != TKC_AX_GLOBAL || ks->ax[a].size < 2 || ks->ax[a].size > 16) continue;
     bool all = true;
     for (int i = 0; i < S->n && all; i++) all = S->s[i][d] == 0;
+    if (!all) continue;
     int64_t before = tkc_kshape_lanes(ks);
-    if (all) try_opt(ks, TKC_OPT_UPCAST, a, (int)ks->ax[a].size, r);
+    try_opt(ks, TKC_OPT_UPCAST, a, (int)ks->ax[a].size, r);
     if (tkc_kshape_lanes(ks) != before) a--; /* (the axis became lanes: the next one is at a now) */
   }
 }

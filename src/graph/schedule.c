@@ -385,7 +385,7 @@ done:
 /* a reduce read by several nodes is computed once, by a kernel of its own (tinygrad's
  * group_realizes): fusing it into each reader would run its loop once per reader */
 static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r);
-static bool read_through_foreign_view(const tkc_schedule *s, const tkc_lazy *n);
+static bool one_buffer_for_readers(const tkc_schedule *s, const tkc_lazy *n);
 static int shared_reduce(const tkc_schedule *s, const tkc_lazy *n) {
   return n->kind == TKC_LZ_REDUCE && (users_of(s, n) > 1 || epilogue_shared(s, n));
 }
@@ -413,7 +413,7 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   while (ntodo && !shared) {
     const tkc_lazy *q = todo[--ntodo];
     size_t k = users_slot(u, q);
-    if (q != r && u->count[k] > 1 && read_through_foreign_view(s, q)) {
+    if (q != r && one_buffer_for_readers(s, q)) {
       if (nends == 0 || ends[0] != q) ends[nends++] = q;
       shared = nends > 1;
       continue;
@@ -443,13 +443,15 @@ static int epilogue_shared(const tkc_schedule *s, const tkc_lazy *r) {
   return shared;
 }
 
-/* Whether a reader reads n through a view that moves more than reshapes and expands (a pad, a shrink,
- * a permute): such a reader never computes a reduce's epilogue itself, it reads it from a kernel */
-static bool read_through_foreign_view(const tkc_schedule *s, const tkc_lazy *n) {
+/* Whether n has several readers and one of them reads it through a view that moves more than
+ * reshapes and expands (a pad, a shrink, a permute): such a reader never computes a reduce's epilogue
+ * itself but reads it from a kernel, so n is a kernel of its own that all its readers read
+ * (build_node cuts it whichever is built first; epilogue_shared counts it as one place) */
+static bool one_buffer_for_readers(const tkc_schedule *s, const tkc_lazy *n) {
   const tkc_users *u = s->users;
   if (!u || !u->rstart) return false;
   size_t k = users_slot(u, n);
-  if (!u->key[k]) return false;
+  if (!u->key[k] || u->count[k] < 2) return false;
   for (size_t e = u->rstart[k]; e < u->rstart[k + 1]; e++)
     if (u->rview[e] & VIEW_FOREIGN) return true;
   return false;
@@ -781,7 +783,7 @@ static tkc_status build_node(kernel *k, tkc_lazy *n, const moves *mv, int in_red
       int budget = 64;
       const tkc_lazy *r = reduce_below(k->s, n, 0, &budget);
       if (r && !nests(k, r, mv, in_reduce)) return cut(k, n, mv, out); /* (a nested reduce's epilogue: computed where read) */
-    } else if (n != k->root && users_of(k->s, n) > 1 && read_through_foreign_view(k->s, n)) {
+    } else if (n != k->root && one_buffer_for_readers(k->s, n)) {
       /* an epilogue that another reader reads through such a view is cut there (above): every reader
        * then reads that one kernel's buffer, whichever is built first (a ResNet block's output, read
        * by the next conv's padded windows and by the skip connection's add) */

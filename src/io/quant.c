@@ -97,7 +97,6 @@ static tkc_tensor *words_of(qb *b, tkc_tensor *x) {
   return reshape(b, w, nd, s); /* the trailing 1 dropped */
 }
 
-
 /* the little-endian uint16 at byte off of every block: (nblocks, 1) */
 static tkc_tensor *u16_at(qb *b, tkc_tensor *blocks, int64_t off) {
   tkc_tensor *lo = cast(b, last(b, blocks, off, off + 1), TKC_UINT16);

@@ -90,13 +90,12 @@ typedef struct rctx {
 #define R(cs, user, s) tkc_cs_ref((cs), (user), (s)) /* the rendered text of a source */
 #define xfmt tkc_cs_fmt
 
-/* registers a vector typedef; returns its name in buf */
-static const char *vec_type(tkc_cs *cs, int scalar, int count, char *buf, size_t n) {
+/* the kernel's vector type of count scalars, registered when new (valid until the next one is) */
+static vecty *vec_entry(tkc_cs *cs, int scalar, int count) {
   rctx *c = CTX(cs);
   if (scalar == TKC_BFLOAT16) scalar = TKC_FLOAT32;
-  snprintf(buf, n, "%s%d", vec_name[scalar], count);
   for (size_t i = 0; i < c->nvecs; i++)
-    if (c->vecs[i].scalar == scalar && c->vecs[i].count == count) return buf;
+    if (c->vecs[i].scalar == scalar && c->vecs[i].count == count) return &c->vecs[i];
   if (c->nvecs == c->capvecs) {
     size_t cap = c->capvecs ? c->capvecs * 2 : 8;
     vecty *v = tkc_realloc(c->vecs, cap * sizeof *v);
@@ -104,7 +103,14 @@ static const char *vec_type(tkc_cs *cs, int scalar, int count, char *buf, size_t
     c->vecs = v;
     c->capvecs = cap;
   }
-  c->vecs[c->nvecs++] = (vecty){.scalar = (uint8_t)scalar, .count = (uint16_t)count};
+  c->vecs[c->nvecs] = (vecty){.scalar = (uint8_t)scalar, .count = (uint16_t)count};
+  return &c->vecs[c->nvecs++];
+}
+
+/* registers a vector typedef; returns its name in buf */
+static const char *vec_type(tkc_cs *cs, int scalar, int count, char *buf, size_t n) {
+  if (!vec_entry(cs, scalar, count)) return NULL;
+  snprintf(buf, n, "%s%d", vec_name[scalar == TKC_BFLOAT16 ? TKC_FLOAT32 : scalar], count);
   return buf;
 }
 
@@ -423,10 +429,9 @@ static bool native_vector(const tkc_uop *u) {
  * for 16 lanes) conversion where the host has it, through a helper made per width (the lane casts were
  * an insert and a scalar conversion per lane, a third of an int8 matvec's instructions) */
 static char *half_cast(tkc_cs *cs, bool widen, int n, const char *x) {
-  char tb[48];
-  if (!vec_type(cs, TKC_FLOAT32, n, tb, sizeof tb) || !vec_type(cs, TKC_FLOAT16, n, tb, sizeof tb)) return NULL;
-  for (size_t i = 0; i < CTX(cs)->nvecs; i++)
-    if (CTX(cs)->vecs[i].scalar == TKC_FLOAT32 && CTX(cs)->vecs[i].count == n) *(widen ? &CTX(cs)->vecs[i].h2f : &CTX(cs)->vecs[i].f2h) = true;
+  vecty *f = vec_entry(cs, TKC_FLOAT16, n) ? vec_entry(cs, TKC_FLOAT32, n) : NULL; /* (the float one last: it stays valid) */
+  if (!f) return NULL;
+  *(widen ? &f->h2f : &f->f2h) = true;
   return xfmt(cs, "tkc_%s_%d(%s)", widen ? "h2f" : "f2h", n, x);
 }
 
@@ -461,10 +466,12 @@ static char *native_vector_op(tkc_cs *cs, const tkc_uop *u) {
     return xfmt(cs, "__builtin_convertvector(%s,%s)", a[0], t);
   case TKC_OP_BITCAST: return xfmt(cs, "((%s)%s)", t, a[0]);
   case TKC_OP_DOT4: return xfmt(cs, "tkc_dot4_%s(%s,%s)", t, a[0], a[1]);
-  case TKC_OP_MULACC:
-    for (size_t i = 0; i < CTX(cs)->nvecs; i++)
-      if (CTX(cs)->vecs[i].scalar == s && CTX(cs)->vecs[i].count == n) CTX(cs)->vecs[i].fma = true;
+  case TKC_OP_MULACC: {
+    vecty *v = vec_entry(cs, s, n);
+    if (!v) return NULL;
+    v->fma = true;
     return xfmt(cs, "tkc_fma_%s(%s,%s,%s)", t, a[0], a[1], a[2]);
+  }
   default: return tkc_cs_op(cs, op, a);
   }
   tkc_free(m);

@@ -54,7 +54,7 @@ struct tkc_graph {
  * graphs, and memory the C library gives back to the system comes back page by page, each page a
  * fault (a sixth of codegen's time). At most SPARE_CHUNKS arena chunks of the usual size and one
  * intern table of each power-of-two capacity up to 2^SPARE_TABLE_LOG (zeroed again when taken). */
-enum { CHUNK_CAP = 65536 - sizeof(chunk), SPARE_CHUNKS = 64, SPARE_TABLE_MIN_LOG = 10, SPARE_TABLE_LOG = 20 };
+enum { CHUNK_CAP = 65536 - sizeof(chunk), SPARE_CHUNKS = 64, SPARE_TABLE_MIN_LOG = 10, SPARE_TABLE_LOG = 16 };
 static struct {
   pthread_mutex_t lock;
   chunk *chunks;
@@ -127,15 +127,15 @@ tkc_graph *tkc_graph_new(void) {
 
 void tkc_graph_free(tkc_graph *g) {
   if (!g) return;
+  chunk *extra = NULL; /* what the spares do not keep */
+  pthread_mutex_lock(&spare.lock);
   for (chunk *c = g->chunks, *n; c; c = n) {
     n = c->next;
-    if (c->cap == CHUNK_CAP) {
-      pthread_mutex_lock(&spare.lock);
-      if (spare.nchunks < SPARE_CHUNKS) c->next = spare.chunks, spare.chunks = c, spare.nchunks++, c = NULL;
-      pthread_mutex_unlock(&spare.lock);
-    }
-    tkc_free(c);
+    if (c->cap == CHUNK_CAP && spare.nchunks < SPARE_CHUNKS) c->next = spare.chunks, spare.chunks = c, spare.nchunks++;
+    else c->next = extra, extra = c;
   }
+  pthread_mutex_unlock(&spare.lock);
+  for (chunk *c = extra, *n; c; c = n) n = c->next, tkc_free(c);
   table_release(g->table, g->cap);
   tkc_free(g);
 }
